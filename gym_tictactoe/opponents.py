@@ -1,0 +1,243 @@
+"""The built-in players that sit across the board from the agent.
+
+An opponent is any object with ``act(board, mark, rng) -> int``: ``board`` is the absolute 9-cell
+board (0 empty, 1 X, 2 O), ``mark`` the opponent's own mark and ``rng`` a
+``numpy.random.Generator`` owned by the environment, the only source of randomness an opponent
+may use. An optional ``reset(rng)`` is called at the start of every episode.
+
+Most players here are *table players*: a (3**9, 9) mask of the moves they consider in each
+position, from which they pick uniformly at random (or the lowest cell when deterministic). The
+vector environment uses the same masks to reply for thousands of boards in one look-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from gym_tictactoe import game, heuristic, solver
+
+Policy = Callable[[npt.NDArray[np.int8], npt.NDArray[np.int8]], int]
+
+
+@runtime_checkable
+class Opponent(Protocol):
+    def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int: ...
+
+
+def _pick(mask: npt.NDArray, rng: np.random.Generator, deterministic: bool = False) -> int:
+    choices = np.flatnonzero(mask)
+    if choices.size == 0:
+        raise ValueError("no legal move: the game is over")
+    return int(choices[0] if deterministic else choices[rng.integers(choices.size)])
+
+
+class TableOpponent:
+    """Plays uniformly at random among the moves its table marks in each position."""
+
+    name = "table"
+
+    def __init__(self, deterministic: bool = False) -> None:
+        self.deterministic = bool(deterministic)
+
+    @property
+    def table(self) -> npt.NDArray[np.bool_]:
+        """(3**9, 9) bool mask of candidate moves, for every code."""
+        raise NotImplementedError
+
+    def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
+        return _pick(self.table[game.encode(board)], rng, self.deterministic)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(deterministic={self.deterministic})"
+
+
+class RandomOpponent(TableOpponent):
+    """A uniformly random legal move (seed 000's ``random_player``)."""
+
+    name = "random"
+
+    @property
+    def table(self) -> npt.NDArray[np.bool_]:
+        return _legal_table()
+
+
+class MinimaxOpponent(TableOpponent):
+    """Perfect play: a random choice among the solver's best moves (fastest win, slowest loss).
+
+    Choosing at random among equally good moves lets an agent meet every perfect line;
+    ``deterministic=True`` always plays the lowest-numbered best cell.
+    """
+
+    name = "minimax"
+
+    @property
+    def table(self) -> npt.NDArray[np.bool_]:
+        return solver.solve().best
+
+
+class HeuristicOpponent(TableOpponent):
+    """Seed 003's rules, the first that applies: win, block, fork, block a fork, centre,
+    opposite corner, corner, side."""
+
+    name = "heuristic"
+
+    @property
+    def table(self) -> npt.NDArray[np.bool_]:
+        return heuristic.table()
+
+
+@cache
+def _legal_table() -> npt.NDArray[np.bool_]:
+    table = game.LEGAL_MASK.astype(bool)
+    table.setflags(write=False)
+    return table
+
+
+class EpsilonOpponent:
+    """Plays a uniformly random legal move with probability ``epsilon``, else ``inner``'s move.
+
+    A dial from perfect (``epsilon=0`` over minimax) to random (``epsilon=1``).
+    """
+
+    name = "epsilon"
+
+    def __init__(self, epsilon: float = 0.1, inner: Opponent | str = "minimax") -> None:
+        if not 0.0 <= float(epsilon) <= 1.0:
+            raise ValueError(f"epsilon must be in [0, 1]; got {epsilon!r}")
+        self.epsilon = float(epsilon)
+        self.inner = resolve_opponent(inner)
+
+    def reset(self, rng: np.random.Generator) -> None:
+        reset_opponent(self.inner, rng)
+
+    def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
+        if rng.random() < self.epsilon:
+            return _pick(game.LEGAL_MASK[game.encode(board)], rng)
+        return self.inner.act(board, mark, rng)
+
+    def __repr__(self) -> str:
+        return f"EpsilonOpponent(epsilon={self.epsilon}, inner={self.inner!r})"
+
+
+class MonteCarloOpponent:
+    """Pure Monte Carlo search (seed 002): ``playouts`` random games after each legal move, then
+    the move with the best mean result for this player (ties broken at random)."""
+
+    name = "montecarlo"
+
+    def __init__(self, playouts: int = 50) -> None:
+        if int(playouts) != playouts or playouts < 1:
+            raise ValueError(f"playouts must be a positive integer; got {playouts!r}")
+        self.playouts = int(playouts)
+
+    def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
+        code = game.encode(board)
+        moves = np.flatnonzero(game.LEGAL_MASK[code])
+        starts = np.repeat(game.NEXT[code, moves].astype(np.int64), self.playouts)
+        winners = random_playouts(starts, rng)
+        results = np.where(winners == mark, 1.0, np.where(winners == 0, 0.0, -1.0))
+        means = results.reshape(moves.size, self.playouts).mean(axis=1)
+        return _pick(moves[means == means.max()], rng) if moves.size > 1 else int(moves[0])
+
+    def __repr__(self) -> str:
+        return f"MonteCarloOpponent(playouts={self.playouts})"
+
+
+def random_playouts(codes: npt.NDArray[np.int64], rng: np.random.Generator) -> npt.NDArray:
+    """Finish every game in ``codes`` with uniformly random moves; returns the winners (0 draw)."""
+    codes = codes.copy()
+    for _ in range(game.N_CELLS):
+        playing = ~game.TERMINAL[codes]
+        if not playing.any():
+            break
+        masks = game.LEGAL_MASK[codes[playing]]
+        # The argmax of uniform noise over the legal cells is a uniform legal move.
+        cells = np.argmax(rng.random(masks.shape) * masks, axis=1)
+        codes[playing] = game.NEXT[codes[playing], cells]
+    return game.WINNER[codes]
+
+
+class MixtureOpponent:
+    """Draws one of ``opponents`` (by ``weights``) at every reset and plays it for the episode."""
+
+    name = "mixture"
+
+    def __init__(self, opponents: Sequence[Opponent | str], weights: Sequence[float] | None = None):
+        if not opponents:
+            raise ValueError("a mixture needs at least one opponent")
+        self.opponents = [resolve_opponent(o) for o in opponents]
+        weights = np.ones(len(self.opponents)) if weights is None else np.asarray(weights, float)
+        if weights.shape != (len(self.opponents),) or (weights < 0).any() or weights.sum() <= 0:
+            raise ValueError(f"weights must be {len(self.opponents)} non-negative numbers, not all 0")
+        self.weights = weights / weights.sum()
+        self.current = self.opponents[0]
+
+    def reset(self, rng: np.random.Generator) -> None:
+        self.current = self.opponents[int(rng.choice(len(self.opponents), p=self.weights))]
+        reset_opponent(self.current, rng)
+
+    def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
+        return self.current.act(board, mark, rng)
+
+    def __repr__(self) -> str:
+        return f"MixtureOpponent({self.opponents!r}, weights={self.weights.tolist()})"
+
+
+class PolicyOpponent:
+    """Any Policy ``(observation, action_mask) -> action`` (a trained agent) as the opponent.
+
+    The policy sees the board as the env's agent does: 1 its own mark, 2 the other's.
+    """
+
+    name = "policy"
+
+    def __init__(self, policy: Policy) -> None:
+        if not callable(policy):
+            raise ValueError(f"policy must be callable as policy(obs, mask); got {policy!r}")
+        self.policy = policy
+
+    def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
+        obs = np.asarray(board, dtype=np.int8) if mark == game.X else game.swap_marks(board)
+        mask = game.LEGAL_MASK[game.encode(board)]
+        return int(self.policy(obs, mask.copy()))
+
+
+OPPONENTS: dict[str, type] = {
+    cls.name: cls
+    for cls in (RandomOpponent, MinimaxOpponent, EpsilonOpponent, HeuristicOpponent,
+                MonteCarloOpponent, MixtureOpponent, PolicyOpponent)
+}
+
+
+def make_opponent(name: str, **kwargs) -> Opponent:
+    """Build a built-in opponent by name, e.g. ``make_opponent("epsilon", epsilon=0.3)``."""
+    if name not in OPPONENTS:
+        raise ValueError(f"unknown opponent {name!r}; choose one of {sorted(OPPONENTS)}")
+    try:
+        return OPPONENTS[name](**kwargs)
+    except TypeError as error:
+        raise ValueError(f"bad arguments for opponent {name!r}: {error}") from None
+
+
+def resolve_opponent(opponent: Opponent | str) -> Opponent:
+    """A name becomes the built-in opponent; an object with ``act`` is used as it is."""
+    if isinstance(opponent, str):
+        return make_opponent(opponent)
+    if not callable(getattr(opponent, "act", None)):
+        raise ValueError(
+            f"opponent must be one of {sorted(OPPONENTS)} or an object with "
+            f"act(board, mark, rng); got {opponent!r}"
+        )
+    return opponent
+
+
+def reset_opponent(opponent: Opponent, rng: np.random.Generator) -> None:
+    """Start a new episode for ``opponent`` (a mixture draws its player here)."""
+    reset = getattr(opponent, "reset", None)
+    if callable(reset):
+        reset(rng)
