@@ -101,7 +101,8 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         self.opponent = resolve_opponent(opponent)
         self.agent_mark_option = _choice("agent_mark", agent_mark, AGENT_MARKS)
         self.illegal_action = _choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
-        self.render_mode = _choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
+        modes = (None, *self.metadata["render_modes"])
+        self.render_mode = _choice("render_mode", render_mode, modes)
         self.observation_space = spaces.MultiDiscrete([3] * game.N_CELLS, dtype=np.int8)
         self.action_space = spaces.Discrete(game.N_CELLS)
         self.code: game.Position | None = None

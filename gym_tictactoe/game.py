@@ -104,7 +104,10 @@ IS_REACHABLE.setflags(write=False)
 
 def encode(board) -> Position:
     """The code of a 9-cell board (any sequence of 0/1/2, row-major)."""
-    cells = np.asarray(board, dtype=np.int64).ravel()
+    try:
+        cells = np.asarray(board, dtype=np.int64).ravel()
+    except (TypeError, ValueError):
+        cells = np.empty(0)
     if cells.shape != (N_CELLS,) or not np.isin(cells, (EMPTY, X, O)).all():
         raise ValueError(f"a board is {N_CELLS} cells of 0 (empty), 1 (X) or 2 (O); got {board!r}")
     return int(cells @ POW3)
@@ -174,7 +177,8 @@ def count_games() -> dict[str, int]:
     for layer in LAYERS[:-1]:
         children = NEXT[layer]
         legal = children >= 0
-        np.add.at(paths, children[legal], np.broadcast_to(paths[layer, None], children.shape)[legal])
+        parents = np.broadcast_to(paths[layer, None], children.shape)
+        np.add.at(paths, children[legal], parents[legal])
     ended = REACHABLE[TERMINAL[REACHABLE]]
     by_winner = {name: int(paths[ended[WINNER[ended] == mark]].sum()) for mark, name in
                  ((X, "X"), (O, "O"), (NO_WINNER, "draw"))}

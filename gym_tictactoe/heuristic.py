@@ -8,6 +8,7 @@ opponent could fork; centre; a corner opposite one of the opponent's; any corner
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -28,7 +29,7 @@ def _lines_through(condition: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
     return condition.astype(np.int64) @ MEMBERSHIP
 
 
-def _rules(cells: npt.NDArray[np.int8], me: npt.NDArray, them: npt.NDArray) -> tuple[list, npt.NDArray]:
+def _rules(cells: npt.NDArray[np.int8], me: npt.NDArray, them: npt.NDArray) -> tuple[list, Any]:
     on_line = cells[:, game.LINE_ARRAY]
     mine = (on_line == me[:, None, None]).sum(axis=2)
     theirs = (on_line == them[:, None, None]).sum(axis=2)

@@ -142,7 +142,7 @@ class MonteCarloOpponent:
         winners = random_playouts(starts, rng)
         results = np.where(winners == mark, 1.0, np.where(winners == 0, 0.0, -1.0))
         means = results.reshape(moves.size, self.playouts).mean(axis=1)
-        return _pick(moves[means == means.max()], rng) if moves.size > 1 else int(moves[0])
+        return int(moves[_pick(means == means.max(), rng)])
 
     def __repr__(self) -> str:
         return f"MonteCarloOpponent(playouts={self.playouts})"
@@ -173,7 +173,8 @@ class MixtureOpponent:
         self.opponents = [resolve_opponent(o) for o in opponents]
         weights = np.ones(len(self.opponents)) if weights is None else np.asarray(weights, float)
         if weights.shape != (len(self.opponents),) or (weights < 0).any() or weights.sum() <= 0:
-            raise ValueError(f"weights must be {len(self.opponents)} non-negative numbers, not all 0")
+            n = len(self.opponents)
+            raise ValueError(f"weights must be {n} non-negative numbers, not all 0")
         self.weights = weights / weights.sum()
         self.current = self.opponents[0]
 

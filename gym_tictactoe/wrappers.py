@@ -1,0 +1,100 @@
+"""Other encodings of the board for ``TicTacToe-v0``'s observation.
+
+The environment observes the board from the agent's side (0 empty, 1 own mark, 2 opponent's),
+so one policy can play either seat. These wrappers change only the observation; rewards,
+actions and ``info`` (with its ``action_mask``) pass through unchanged.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import numpy.typing as npt
+from gymnasium import spaces
+
+from gym_tictactoe import game
+
+__all__ = ["AbsoluteBoard", "OneHotObservation"]
+
+# Row v is the one-hot code of cell value v; indexing it with a board gives (cells, planes).
+_ONE_HOT = np.eye(3, dtype=np.float32)
+_ONE_HOT.setflags(write=False)
+
+
+def _require_board_space(env: gym.Env) -> None:
+    space = env.observation_space
+    if not (isinstance(space, spaces.MultiDiscrete) and space.nvec.shape == (game.N_CELLS,)
+            and (space.nvec == 3).all()):
+        raise ValueError(f"expected a MultiDiscrete([3] * {game.N_CELLS}) board; got {space}")
+
+
+class OneHotObservation(
+    gym.ObservationWrapper[npt.NDArray[np.float32], int, npt.NDArray[np.int8]],
+    gym.utils.RecordConstructorArgs,
+):
+    """One-hot planes of the board, flat, for neural networks.
+
+    The observation becomes ``Box(0, 1, (27,), float32)``: three planes of 9 cells, planes first,
+    cells row by row inside each plane. Over the environment's own observation the planes are
+    empty cells (``obs[0:9]``), the agent's marks (``obs[9:18]``) and the opponent's marks
+    (``obs[18:27]``); over :class:`AbsoluteBoard` they are empty, X and O. Exactly one plane
+    is 1 in every cell.
+
+    Example:
+        >>> from gym_tictactoe.env import TicTacToeEnv
+        >>> from gym_tictactoe.wrappers import OneHotObservation
+        >>> env = OneHotObservation(TicTacToeEnv(agent_mark="X"))
+        >>> obs, info = env.reset(seed=0)
+        >>> obs.shape, obs.dtype
+        ((27,), dtype('float32'))
+        >>> obs.reshape(3, 9)[0].tolist()  # the empty plane: every cell is empty
+        [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+        >>> obs, *_ = env.step(4)
+        >>> obs.reshape(3, 9)[1].tolist()  # the agent's plane: its X in the centre
+        [0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]
+    """
+
+    def __init__(self, env: gym.Env[npt.NDArray[np.int8], int]) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.ObservationWrapper.__init__(self, env)
+        _require_board_space(env)
+        self.observation_space = spaces.Box(0.0, 1.0, (3 * game.N_CELLS,), dtype=np.float32)
+
+    def observation(self, observation: npt.NDArray[np.int8]) -> npt.NDArray[np.float32]:
+        # Transposing to (planes, cells) makes ravel copy, so callers never share the table.
+        return _ONE_HOT[observation].T.ravel()
+
+
+class AbsoluteBoard(
+    gym.ObservationWrapper[npt.NDArray[np.int8], int, npt.NDArray[np.int8]],
+    gym.utils.RecordConstructorArgs,
+):
+    """The absolute board, 0 empty, 1 X, 2 O, whichever side the agent plays.
+
+    The observation space stays ``MultiDiscrete([3] * 9)`` (int8), but the values name marks
+    rather than sides: the observation equals ``info["board"]``. A policy must then tell from
+    ``info["agent_mark"]`` (or by counting marks) which side it plays.
+
+    Example:
+        >>> from gym_tictactoe.env import TicTacToeEnv
+        >>> from gym_tictactoe.wrappers import AbsoluteBoard
+        >>> env = AbsoluteBoard(TicTacToeEnv(agent_mark="O"))
+        >>> obs, info = env.reset(seed=0)
+        >>> bool((obs == info["board"]).all()), int((obs == 1).sum())  # X has moved
+        (True, 1)
+    """
+
+    def __init__(self, env: gym.Env[npt.NDArray[np.int8], int]) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.ObservationWrapper.__init__(self, env)
+        _require_board_space(env)
+        if not hasattr(env.unwrapped, "agent_mark"):
+            raise TypeError(f"{env.unwrapped!r} has no agent_mark; wrap a TicTacToeEnv")
+        self.observation_space = spaces.MultiDiscrete([3] * game.N_CELLS, dtype=np.int8)
+
+    def observation(self, observation: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
+        # The env sees its own mark as 1, so only an O agent's view needs the marks exchanged.
+        if self.env.unwrapped.agent_mark == "O":
+            return game.SWAP[observation]
+        return np.array(observation, dtype=np.int8)
+

@@ -1,0 +1,240 @@
+"""TicTacToe-v0 against its contract (DESIGN.md): checkers, seeding, rewards, bad input."""
+
+import subprocess
+import sys
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env, data_equivalence
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gym_tictactoe  # noqa: F401  (registers TicTacToe-v0)
+from gym_tictactoe import game
+from gym_tictactoe.env import TicTacToeEnv
+
+
+class Scripted:
+    """An opponent that plays a fixed list of cells."""
+
+    def __init__(self, moves):
+        self.moves = list(moves)
+
+    def reset(self, rng):
+        self.left = iter(self.moves)
+
+    def act(self, board, mark, rng):
+        return next(self.left)
+
+
+@pytest.mark.parametrize("agent_mark", ["X", "O", "random"])
+def test_gymnasium_and_sb3_checkers_pass_without_warnings(agent_mark):
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        env = gym.make("TicTacToe-v0", agent_mark=agent_mark, opponent="minimax")
+        check_env(env.unwrapped)
+        sb3_check_env(TicTacToeEnv(agent_mark=agent_mark, opponent="heuristic"))
+
+
+def test_registered_id_works_without_importing_the_package_first():
+    code = "import gymnasium; print(gymnasium.make('gym_tictactoe:TicTacToe-v0').reset()[0])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[0 0 0 0 0 0 0 0 0]"
+    assert gym.spec("TicTacToe-v0").entry_point == "gym_tictactoe.env:TicTacToeEnv"
+
+
+def rollout(env, seed, n_episodes=6):
+    """Observations, rewards, flags and infos of seeded episodes with seeded random legal moves."""
+    rng = np.random.default_rng(seed)
+    trace = [env.reset(seed=seed)]
+    for _ in range(n_episodes):
+        done = False
+        while not done:
+            action = int(rng.choice(np.flatnonzero(trace[-1][-1]["action_mask"])))
+            step = env.step(action)
+            trace.append(step)
+            done = step[2] or step[3]
+        trace.append(env.reset())
+    return trace
+
+
+@pytest.mark.parametrize("opponent", ["random", "minimax", "montecarlo", "epsilon"])
+def test_same_seed_same_episodes(opponent):
+    make = lambda: gym.make("TicTacToe-v0", opponent=opponent, agent_mark="random")  # noqa: E731
+    first, second = rollout(make(), seed=3), rollout(make(), seed=3)
+    assert data_equivalence(first, second, exact=True)
+    assert not data_equivalence(first, rollout(make(), seed=4), exact=True)
+
+
+def test_step_returns_python_types_and_the_documented_info():
+    env = TicTacToeEnv(opponent="random")
+    obs, info = env.reset(seed=0)
+    assert obs.dtype == np.int8 and obs.tolist() == [0] * 9
+    assert set(info) == {"action_mask", "agent_mark", "board"}
+    assert info["action_mask"].dtype == np.int8 and info["agent_mark"] == "X"
+    obs, reward, terminated, truncated, info = env.step(4)
+    assert type(reward) is float and type(terminated) is bool and type(truncated) is bool
+    assert obs[4] == 1 and (obs == 2).sum() == 1 and info["board"][4] == game.X
+    assert obs[info["opponent_action"]] == 2 and info["action_mask"].sum() == 7
+
+
+def test_observation_is_relative_to_the_agent():
+    env = TicTacToeEnv(opponent=Scripted([0, 1, 2]), agent_mark="O")
+    obs, info = env.reset(seed=0)
+    assert obs.tolist() == [2, 0, 0, 0, 0, 0, 0, 0, 0]
+    assert info["board"].tolist() == [1, 0, 0, 0, 0, 0, 0, 0, 0] and info["agent_mark"] == "O"
+    obs, *_ = env.step(4)
+    assert obs.tolist() == [2, 2, 0, 0, 1, 0, 0, 0, 0]
+
+
+def test_opponent_win_on_its_reply_ends_the_same_step_with_minus_one():
+    env = TicTacToeEnv(opponent=Scripted([3, 4, 5]), agent_mark="X")
+    env.reset(seed=0)
+    assert env.step(0)[1:3] == (0.0, False)
+    assert env.step(1)[1:3] == (0.0, False)
+    _, reward, terminated, truncated, info = env.step(8)
+    assert (reward, terminated, truncated, info["winner"]) == (-1.0, True, False, "O")
+    assert info["action_mask"].sum() == 0 and not env.action_masks().any()
+
+
+def test_opponent_filling_the_board_ends_the_same_step_in_a_draw():
+    env = TicTacToeEnv(opponent=Scripted([0, 8, 7, 2, 3]), agent_mark="O")
+    env.reset(seed=0)
+    for action in (4, 1, 6):
+        assert env.step(action)[1:3] == (0.0, False)
+    obs, reward, terminated, _, info = env.step(5)
+    assert (reward, terminated, info["winner"]) == (0.0, True, None)
+    assert (obs != 0).all()
+
+
+def test_agent_win_gives_plus_one():
+    env = TicTacToeEnv(opponent=Scripted([3, 4]), agent_mark="X")
+    env.reset(seed=0)
+    env.step(0), env.step(1)
+    _, reward, terminated, _, info = env.step(2)
+    assert (reward, terminated, info["winner"]) == (1.0, True, "X")
+    assert "opponent_action" not in info
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"opponent": "perfect"}, r"unknown opponent 'perfect'; choose one of \['epsilon', "),
+        ({"opponent": 3}, "object with act"),
+        ({"agent_mark": "x"}, r"agent_mark must be one of \['X', 'O', 'random'\]; got 'x'"),
+        ({"illegal_action": "ignore"}, r"illegal_action must be one of \['lose', 'raise'\]"),
+        ({"render_mode": "rgb"}, r"render_mode must be one of \[None, 'human', 'ansi', "),
+    ],
+)
+def test_bad_arguments_fail_at_construction_listing_the_choices(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        TicTacToeEnv(**kwargs)
+    with pytest.raises(ValueError, match=message), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # gym.make's own warning about an unknown render_mode
+        gym.make("TicTacToe-v0", **kwargs)
+
+
+@pytest.mark.parametrize("action", [9, -1, 2.0, "4", None, True, np.array([1, 2])])
+def test_malformed_actions_under_raise(action):
+    env = TicTacToeEnv(illegal_action="raise")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"illegal action .*: legal moves are \[0, 1, 2, 3, 4, 5"):
+        env.step(action)
+
+
+def test_occupied_cell_under_raise_names_the_move_and_the_legal_ones():
+    env = TicTacToeEnv(opponent=Scripted([0, 2]), illegal_action="raise")
+    env.reset(seed=0)
+    env.step(4)
+    with pytest.raises(ValueError, match=r"illegal action 0: legal moves are \[1, 2, 3, 5, 6, 7"):
+        env.step(0)
+    assert env.step(np.int64(1))[2] is False  # the env is still usable after the error
+
+
+@pytest.mark.parametrize("action", [9, 2.0, 4])
+def test_illegal_actions_under_lose_end_the_episode(action):
+    env = TicTacToeEnv(opponent=Scripted([0]), agent_mark="O")
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(0 if action == 4 else action)
+    assert (reward, terminated, truncated, info["illegal_action"]) == (-1.0, True, False, True)
+    assert obs.tolist() == [2] + [0] * 8 and not info["action_mask"].any()
+
+
+def test_accepted_action_types():
+    for action in (4, np.int64(4), np.array(4), np.array([4])):
+        env = TicTacToeEnv()
+        env.reset(seed=0)
+        assert env.step(action)[0][4] == 1
+
+
+def test_step_after_the_end_or_before_reset_says_to_call_reset():
+    env = TicTacToeEnv(opponent=Scripted([0]), agent_mark="O")
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before step\(\)"):
+        env.step(0)
+    env.reset(seed=0)
+    env.step(0)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before step\(\)"):
+        env.step(1)
+
+
+def test_an_opponent_that_plays_illegally_is_named():
+    env = TicTacToeEnv(opponent=Scripted([4, 4]))
+    env.reset(seed=0)
+    with pytest.raises(RuntimeError, match=r"opponent .*Scripted.* played 4; legal moves"):
+        env.step(4)
+
+
+def test_set_opponent_and_reset_options():
+    env = TicTacToeEnv(opponent="random")
+    env.set_opponent(Scripted([8]))
+    _, info = env.reset(seed=0, options={"agent_mark": "O"})
+    assert info["agent_mark"] == "O" and info["board"][8] == game.X
+    with pytest.raises(ValueError, match="agent_mark must be one of"):
+        env.reset(options={"agent_mark": "Z"})
+
+
+def test_random_seat_is_drawn_each_episode_from_the_seed():
+    env = TicTacToeEnv(agent_mark="random")
+    seats = [env.reset(seed=s)[1]["agent_mark"] for s in range(40)]
+    assert set(seats) == {"X", "O"}
+    assert seats == [env.reset(seed=s)[1]["agent_mark"] for s in range(40)]
+
+
+def test_perfect_opponent_is_never_beaten_by_a_random_agent():
+    env = gym.make("TicTacToe-v0", opponent="minimax", agent_mark="random")
+    rewards = [r[1] for r in rollout(env, seed=0, n_episodes=300) if len(r) == 5 and (r[2] or r[3])]
+    assert len(rewards) == 300 and max(rewards) <= 0.0 and min(rewards) == -1.0
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    agent_mark=st.sampled_from(["X", "O"]),
+    opponent=st.sampled_from(["random", "minimax", "heuristic"]),
+    actions=st.lists(st.integers(-1, 9), min_size=1, max_size=12),
+)
+def test_any_action_sequence_keeps_the_invariants(seed, agent_mark, opponent, actions):
+    env = TicTacToeEnv(opponent=opponent, agent_mark=agent_mark)
+    obs, info = env.reset(seed=seed)
+    previous = info["board"]
+    for action in actions:
+        if env.done:
+            with pytest.raises(RuntimeError):
+                env.step(action)
+            break
+        obs, reward, terminated, truncated, info = env.step(action)
+        board = info["board"]
+        n_x, n_o = int((board == 1).sum()), int((board == 2).sum())
+        assert n_x - n_o in (0, 1)  # marks alternate, X first
+        assert ((previous != 0) <= (board == previous)).all()  # marks never change or vanish
+        assert reward == 0.0 or terminated  # rewards only at the end
+        assert not truncated
+        if not terminated:
+            assert (info["action_mask"] == (board == 0)).all()
+            assert "winner" not in info
+        assert (obs == (board if agent_mark == "X" else game.SWAP[board])).all()
+        previous = board

@@ -1,0 +1,132 @@
+"""The rules tables against the known facts and against independent, spelled-out rules."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from gym_tictactoe import game
+
+# Written out by hand, independently of game.win_lines, to check the table it derives.
+HAND_LINES = {(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8),
+              (0, 4, 8), (2, 4, 6)}
+
+
+def slow_winner(cells):
+    return {cells[a] for a, b, c in HAND_LINES if cells[a] and cells[a] == cells[b] == cells[c]}
+
+
+def test_lines_are_the_eight_lines_of_the_board():
+    assert set(game.LINES) == HAND_LINES and len(game.LINES) == 8
+
+
+def test_win_lines_generalise_to_other_boards():
+    # 4x4 with three in a row: 8 horizontal, 8 vertical and 8 diagonal segments.
+    assert len(game.win_lines(4, 4, 3)) == 24
+    assert len(game.win_lines(3, 4, 4)) == 3
+    assert game.win_lines(1, 3, 3) == ((0, 1, 2),)
+
+
+def test_known_counts_of_positions():
+    assert len(game.REACHABLE) == 5478
+    assert int(game.TERMINAL[game.REACHABLE].sum()) == 958
+    assert len(np.unique(game.CANONICAL[game.REACHABLE])) == 765
+    assert [len(layer) for layer in game.LAYERS] == [1, 9, 72, 252, 756, 1260, 1520, 1140, 390, 78]
+
+
+def test_known_counts_of_games():
+    assert game.count_games() == {"games": 255168, "X": 131184, "O": 77904, "draw": 46080}
+
+
+def test_winner_and_terminal_tables_match_spelled_out_rules():
+    for code in game.REACHABLE:
+        cells = [int(v) for v in game.CELLS[code]]
+        winners = slow_winner(cells)
+        assert len(winners) <= 1, "a reachable position never has two winners"
+        assert game.winner(int(code)) == (winners.pop() if winners else 0)
+        assert game.is_terminal(int(code)) == (game.winner(int(code)) != 0 or 0 not in cells)
+
+
+def test_side_to_move_and_legal_mask():
+    for code in game.REACHABLE[::7]:
+        cells = game.CELLS[code]
+        n_x, n_o = int((cells == 1).sum()), int((cells == 2).sum())
+        assert game.to_move(int(code)) == (1 if n_x == n_o else 2)
+        expected = [] if game.is_terminal(int(code)) else np.flatnonzero(cells == 0).tolist()
+        assert game.legal_moves(int(code)) == expected
+
+
+def test_encode_decode_round_trip():
+    rng = np.random.default_rng(0)
+    for code in rng.integers(game.N_CODES, size=200):
+        assert game.encode(game.decode(int(code))) == code
+
+
+@pytest.mark.parametrize("bad", [[0] * 8, [0] * 8 + [3], [[0, 0, 0]] * 2, "XOX"])
+def test_encode_rejects_bad_boards(bad):
+    with pytest.raises(ValueError, match="9 cells of 0"):
+        game.encode(bad)
+
+
+# A whole game, with the board after every move.
+GAME = [
+    (4, "....X...."),
+    (0, "O...X...."),
+    (2, "O.X.X...."),
+    (6, "O.X.X.O.."),
+    (3, "O.XXX.O.."),
+    (5, "O.XXXOO.."),
+    (1, "OXXXXOO.."),
+    (7, "OXXXXOOO."),
+    (8, "OXXXXOOOX"),
+]
+
+
+def test_table_driven_game():
+    code = game.EMPTY_BOARD
+    for cell, expected in GAME:
+        assert not game.is_terminal(code)
+        code = game.play(code, cell)
+        assert "".join(".XO"[v] for v in game.decode(code)) == expected
+    assert game.is_terminal(code) and game.winner(code) == 0
+
+
+def test_play_leaves_the_position_alone_and_rejects_illegal_moves():
+    code = game.play(game.EMPTY_BOARD, 4)
+    assert game.play(code, 0) != code and game.decode(code)[0] == 0
+    with pytest.raises(ValueError, match=r"move 4 is not legal here; legal moves: \[0, 1, 2, 3, 5"):
+        game.play(code, 4)
+    with pytest.raises(ValueError, match="move 9"):
+        game.play(code, 9)
+    won = game.encode([1, 1, 1, 2, 2, 0, 0, 0, 0])
+    with pytest.raises(ValueError, match=r"legal moves: \[\]"):
+        game.play(won, 5)
+
+
+def test_symmetries_form_the_group_of_the_square():
+    perms = {tuple(p) for p in game.SYMMETRIES}
+    assert len(perms) == 8
+    for a, b in itertools.product(game.SYMMETRIES, repeat=2):
+        assert tuple(a[b]) in perms
+    for perm in game.SYMMETRIES:
+        mapped = {tuple(sorted(perm[list(line)])) for line in HAND_LINES}
+        assert mapped == HAND_LINES  # a symmetry maps lines to lines
+
+
+def test_canonical_form_is_shared_by_all_images():
+    rng = np.random.default_rng(1)
+    for code in rng.choice(game.REACHABLE, size=100):
+        images = {game.transform(int(code), s) for s in range(8)}
+        assert {game.canonical(image) for image in images} == {min(images)}
+        assert all(game.winner(image) == game.winner(int(code)) for image in images)
+
+
+def test_inverse_symmetries_undo_the_symmetries():
+    cells = np.arange(9)
+    for perm, inverse in zip(game.SYMMETRIES, game.INVERSE_SYMMETRIES, strict=True):
+        assert (cells[perm][inverse] == cells).all()
+
+
+def test_tables_are_read_only():
+    with pytest.raises(ValueError):
+        game.WINNER[0] = 1
