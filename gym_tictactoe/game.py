@@ -105,12 +105,14 @@ IS_REACHABLE.setflags(write=False)
 def encode(board) -> Position:
     """The code of a 9-cell board (any sequence of 0/1/2, row-major)."""
     try:
-        cells = np.asarray(board, dtype=np.int64).ravel()
-    except (TypeError, ValueError):
+        cells = np.asarray(board).ravel()
+    except ValueError:  # ragged nested lists
+        cells = np.empty(0)
+    if cells.dtype.kind not in "iu":  # floats, bools and strings are not cells
         cells = np.empty(0)
     if cells.shape != (N_CELLS,) or not np.isin(cells, (EMPTY, X, O)).all():
         raise ValueError(f"a board is {N_CELLS} cells of 0 (empty), 1 (X) or 2 (O); got {board!r}")
-    return int(cells @ POW3)
+    return int(cells.astype(np.int64) @ POW3)
 
 
 def decode(code: Position) -> npt.NDArray[np.int8]:
@@ -162,10 +164,10 @@ def canonical(code: Position) -> Position:
     return int(CANONICAL[code])
 
 
-def render_text(code: Position) -> str:
-    """Three lines with X, O and the number of each empty cell."""
+def render_text(code: Position, first: int = 0) -> str:
+    """Three lines with X, O and the number of each empty cell (counting from ``first``)."""
     cells = decode(code)
-    marks = [MARK_NAMES.get(int(v), str(i)) for i, v in enumerate(cells)]
+    marks = [MARK_NAMES.get(int(v), str(i + first)) for i, v in enumerate(cells)]
     rows = [" " + " | ".join(marks[r * COLS : (r + 1) * COLS]) for r in range(ROWS)]
     return "\n---+---+---\n".join(rows)
 

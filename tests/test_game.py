@@ -62,7 +62,10 @@ def test_encode_decode_round_trip():
         assert game.encode(game.decode(int(code))) == code
 
 
-@pytest.mark.parametrize("bad", [[0] * 8, [0] * 8 + [3], [[0, 0, 0]] * 2, "XOX"])
+@pytest.mark.parametrize(
+    "bad",
+    [[0] * 8, [0] * 8 + [3], [[0, 0, 0]] * 2, "XOX", [1.7] + [0] * 8, [True] * 9, [[0], [0, 0]]],
+)
 def test_encode_rejects_bad_boards(bad):
     with pytest.raises(ValueError, match="9 cells of 0"):
         game.encode(bad)
