@@ -242,3 +242,50 @@ def reset_opponent(opponent: Opponent, rng: np.random.Generator) -> None:
     reset = getattr(opponent, "reset", None)
     if callable(reset):
         reset(rng)
+
+
+def parse_opponent(spec: str) -> Opponent:
+    """An opponent from a command-line spec.
+
+    ``"minimax"`` or ``"epsilon:epsilon=0.2,inner=heuristic"`` is one player (keyword arguments
+    after a colon); players joined by ``+`` form a mixture, each optionally weighted with ``*w``:
+    ``"random+heuristic+epsilon:epsilon=0.2+minimax*2"``.
+    """
+    parts = [part.strip() for part in spec.split("+")]
+    if len(parts) == 1 and "*" not in parts[0]:
+        return _parse_one(parts[0])
+    players, weights = [], []
+    for part in parts:
+        body, _, weight = part.partition("*")
+        players.append(_parse_one(body))
+        weights.append(_number(weight, spec) if weight else 1.0)
+    return MixtureOpponent(players, weights)
+
+
+def _parse_one(spec: str) -> Opponent:
+    name, _, arguments = spec.partition(":")
+    kwargs = {}
+    for item in filter(None, arguments.split(",")):
+        key, equals, value = item.partition("=")
+        if not equals:
+            raise ValueError(f"bad opponent argument {item!r} in {spec!r}: expected key=value")
+        kwargs[key.strip()] = _literal(value.strip())
+    return make_opponent(name.strip(), **kwargs)
+
+
+def _literal(text: str) -> float | int | bool | str:
+    if text in ("true", "false", "True", "False"):
+        return text.lower() == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _number(text: str, spec: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"bad weight {text!r} in opponent spec {spec!r}") from None

@@ -184,3 +184,20 @@ def test_same_rng_seed_same_moves_whatever_the_global_state(name):
         return [player.act(game.CELLS[c], game.to_move(int(c)), rng) for c in PLAYING[:300:3]]
 
     assert moves(1) == moves(2)
+
+
+def test_parse_opponent_specs():
+    from gym_tictactoe.opponents import parse_opponent
+
+    assert isinstance(parse_opponent("minimax"), MinimaxOpponent)
+    player = parse_opponent("epsilon:epsilon=0.25,inner=heuristic")
+    assert player.epsilon == 0.25 and type(player.inner).__name__ == "HeuristicOpponent"
+    assert parse_opponent("minimax:deterministic=true").deterministic is True
+    mixture = parse_opponent("random + minimax*3")
+    assert isinstance(mixture, MixtureOpponent) and mixture.weights.tolist() == [0.25, 0.75]
+    with pytest.raises(ValueError, match="unknown opponent 'perfect'"):
+        parse_opponent("random+perfect")
+    with pytest.raises(ValueError, match="bad weight 'x'"):
+        parse_opponent("random*x")
+    with pytest.raises(ValueError, match="expected key=value"):
+        parse_opponent("epsilon:0.3")
