@@ -194,7 +194,8 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         if self.illegal_action == "raise":
             raise ValueError(f"illegal action {action!r}: legal moves are {legal}")
         self.done = True
-        info = {"illegal_action": True, "winner": None}
+        # The illegal move forfeits the game: the opponent is the winner.
+        info = {"illegal_action": True, "winner": game.MARK_NAMES[int(game.SWAP[self.agent])]}
         return self._observation(), -1.0, True, False, self._info(info)
 
     def _finish_step(self, reward: float, info: dict[str, Any]):

@@ -161,6 +161,7 @@ def test_illegal_actions_under_lose_end_the_episode(action):
     env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step(0 if action == 4 else action)
     assert (reward, terminated, truncated, info["illegal_action"]) == (-1.0, True, False, True)
+    assert info["winner"] == "X"
     assert obs.tolist() == [2] + [0] * 8 and not info["action_mask"].any()
 
 

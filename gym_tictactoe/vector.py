@@ -1,0 +1,354 @@
+"""TicTacToe-v0 for many boards at once: arrays of position codes, opponents as table look-ups.
+
+Every board is one int (its base-3 code), so a batch of boards is one int array and each rule of
+the game is one look-up in a ``game`` table over the whole array. The opponent's reply is drawn
+the same way: a table opponent's candidate moves for every code are sorted once, candidates
+first, and a reply is the k-th candidate with k uniform, one random number per board.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import gymnasium as gym
+import numpy as np
+import numpy.typing as npt
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from gym_tictactoe import game, rendering
+from gym_tictactoe.env import AGENT_MARKS, ILLEGAL_ACTIONS, VIEWS
+from gym_tictactoe.opponents import (
+    EpsilonOpponent,
+    MixtureOpponent,
+    Opponent,
+    TableOpponent,
+    parse_opponent,
+)
+
+Boards = npt.NDArray[np.intp]  # indices of boards in the batch
+Codes = npt.NDArray[np.int64]
+Cells = npt.NDArray[np.int8]
+
+_PLAYING = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
+# np.take on flat or row-major tables gathers several times faster than fancy indexing.
+_NEXT = game.NEXT.ravel().astype(np.int64)
+_LEGAL = game.LEGAL_MASK.ravel()
+_LEGAL_BOOL = game.LEGAL_MASK.astype(bool)
+_VIEW_ROWS = VIEWS.reshape(2 * game.N_CODES, game.N_CELLS)  # row (agent - 1) * N_CODES + code
+_VIEW_OFFSET = np.array([0, 0, game.N_CODES])  # by agent mark
+# REWARDS[agent, winner]: the agent's reward when the game ends with ``winner`` (0 = nobody).
+REWARDS = np.array([[0, 0, 0], [0, 1, -1], [0, -1, 1]], dtype=np.float32)
+NO_MOVE = -1  # opponent_action of a board where the opponent did not move
+
+
+def _choice(name: str, value: Any, allowed: tuple) -> Any:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {list(allowed)}; got {value!r}")
+    return value
+
+
+class VectorOpponent(Protocol):
+    """An opponent replying on many boards at once; ``boards`` are indices into the batch."""
+
+    def reset(self, boards: Boards, rng: np.random.Generator) -> None: ...
+
+    def act(self, codes: Codes, boards: Boards, rng: np.random.Generator) -> Cells: ...
+
+
+class TablePlayer:
+    """A table opponent over arrays: a uniform candidate, or the lowest one when deterministic."""
+
+    def __init__(self, table: npt.NDArray[np.bool_], deterministic: bool, name: str) -> None:
+        table = np.asarray(table, dtype=bool)
+        _check_table(table, name)
+        self.count = table.sum(axis=1)
+        # A stable sort of "not a candidate" lists each code's candidate cells first, in order;
+        # flattened so that the k-th candidate of a code is order[code * 9 + k].
+        self.order = np.argsort(~table, axis=1, kind="stable").astype(np.int8).ravel()
+        self.deterministic = bool(deterministic)
+
+    def reset(self, boards: Boards, rng: np.random.Generator) -> None:
+        pass  # a table player keeps no state between moves
+
+    def act(self, codes: Codes, boards: Boards, rng: np.random.Generator) -> Cells:
+        if self.deterministic:
+            return self.order.take(codes * game.N_CELLS)
+        # floor(u * n) with u in [0, 1) is uniform over 0..n-1 (and never n in floating point).
+        k = (rng.random(codes.size) * self.count.take(codes)).astype(np.int64)
+        return self.order.take(codes * game.N_CELLS + k)
+
+
+def _check_table(table: npt.NDArray[np.bool_], name: str) -> None:
+    """A move table must offer at least one move, and only legal ones, in every live position."""
+    if table.shape != (game.N_CODES, game.N_CELLS):
+        raise ValueError(f"{name}'s table must have shape {(game.N_CODES, game.N_CELLS)}")
+    rows = table[_PLAYING]
+    if (rows & (game.LEGAL_MASK[_PLAYING] == 0)).any() or not rows.any(axis=1).all():
+        raise ValueError(f"{name}'s table must mark legal moves only, and one at least, "
+                         "in every position that is still being played")
+
+
+class EpsilonPlayer:
+    """With probability ``epsilon`` a uniformly random legal move, else ``inner``'s move."""
+
+    def __init__(self, epsilon: float, inner: VectorOpponent) -> None:
+        self.epsilon, self.inner = epsilon, inner
+        self.random = TablePlayer(game.LEGAL_MASK, deterministic=False, name="random")
+
+    def reset(self, boards: Boards, rng: np.random.Generator) -> None:
+        self.inner.reset(boards, rng)
+
+    def act(self, codes: Codes, boards: Boards, rng: np.random.Generator) -> Cells:
+        explore = rng.random(codes.size) < self.epsilon
+        cells = np.empty(codes.size, dtype=np.int8)
+        cells[explore] = self.random.act(codes[explore], boards[explore], rng)
+        cells[~explore] = self.inner.act(codes[~explore], boards[~explore], rng)
+        return cells
+
+
+class MixturePlayer:
+    """Draws one of ``players`` per board at each of its resets and plays it for the episode."""
+
+    def __init__(self, players: list[VectorOpponent], weights: npt.NDArray, num_envs: int):
+        self.players, self.weights = players, weights
+        # Like MixtureOpponent, the first player plays until a board's first reset.
+        self.current = np.zeros(num_envs, dtype=np.intp)
+
+    def reset(self, boards: Boards, rng: np.random.Generator) -> None:
+        self.current[boards] = rng.choice(len(self.players), size=boards.size, p=self.weights)
+        for k, player in enumerate(self.players):
+            player.reset(boards[self.current[boards] == k], rng)
+
+    def act(self, codes: Codes, boards: Boards, rng: np.random.Generator) -> Cells:
+        cells = np.empty(codes.size, dtype=np.int8)
+        which = self.current[boards]
+        for k, player in enumerate(self.players):  # a loop over players, not boards
+            mine = which == k
+            if mine.any():
+                cells[mine] = player.act(codes[mine], boards[mine], rng)
+        return cells
+
+
+def vectorize_opponent(opponent: Opponent | str, num_envs: int) -> VectorOpponent:
+    """The array form of a table opponent (random, minimax, heuristic, ...), an epsilon opponent
+    over one, or a mixture of them; a name or a ``parse_opponent`` spec string is parsed first."""
+    if isinstance(opponent, str):
+        opponent = parse_opponent(opponent)
+    if isinstance(opponent, TableOpponent):
+        return TablePlayer(opponent.table, opponent.deterministic, repr(opponent))
+    if isinstance(opponent, EpsilonOpponent):
+        return EpsilonPlayer(opponent.epsilon, vectorize_opponent(opponent.inner, num_envs))
+    if isinstance(opponent, MixtureOpponent):
+        players = [vectorize_opponent(o, num_envs) for o in opponent.opponents]
+        return MixturePlayer(players, opponent.weights, num_envs)
+    raise ValueError(
+        f"the vector env replies by table look-ups: opponent must be a table opponent (random, "
+        f"minimax, heuristic), epsilon over one, or a mixture of those; got {opponent!r}"
+    )
+
+
+class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], npt.NDArray]):
+    """``num_envs`` games of TicTacToe-v0 stepped together with NumPy, no Python env per board.
+
+    ## Description
+    The rules, rewards, observations and opponents of ``TicTacToeEnv`` (see its docstring), for a
+    batch of boards held as one array of position codes. The opponent replies on all boards with
+    vectorised table look-ups, so it must be a table opponent (``"random"``, ``"minimax"``,
+    ``"heuristic"``), ``"epsilon"`` over one, or a mixture of those (drawn per board per episode).
+
+    ## Action Space
+    ``MultiDiscrete([9] * num_envs)``: one cell (0..8, row by row) per board.
+
+    ## Observation Space
+    ``Box(0, 2, (num_envs, 9), int8)``, Gymnasium's ``batch_space`` of the single env's
+    ``MultiDiscrete([3] * 9)`` (as ``SyncVectorEnv`` has it): each board from its agent's point of
+    view, 0 empty, 1 the agent's mark, 2 the opponent's.
+
+    ## Starting State
+    Empty boards, or, where the agent plays O, the board after the opponent's first move.
+
+    ## Rewards
+    float32 ``(num_envs,)``: +1 win, -1 loss or illegal move, 0 draw and every other step.
+
+    ## Episode End
+    A board terminates as in ``TicTacToeEnv`` and is never truncated. Boards autoreset in
+    Gymnasium's ``NEXT_STEP`` mode: the step after a board's episode ends resets that board,
+    ignores its action and returns reward 0, ``terminated=False``.
+
+    ## Information
+    Arrays over boards: ``action_mask`` (int8, ``(num_envs, 9)``, zeros once a board has ended),
+    ``agent_mark`` (int8, 1 = X, 2 = O), ``board`` (absolute cells, int8), ``opponent_action``
+    (int8), ``winner`` (int8, 0 for a draw) and ``illegal_action`` (bool), the last three with
+    Gymnasium's ``_key`` masks saying on which boards they happened. ``action_masks()`` returns the
+    cells each board accepts now, bool ``(num_envs, 9)``, for MaskablePPO-style use.
+
+    ## Arguments
+    ```python
+    >>> import gymnasium as gym
+    >>> import gym_tictactoe
+    >>> envs = gym.make_vec("TicTacToe-v0", num_envs=1024, opponent="minimax",
+    ...                     vectorization_mode="vector_entry_point")
+    ```
+    * ``num_envs``: the number of boards.
+    * ``opponent``: a name, a ``parse_opponent`` spec such as ``"random+minimax*2"``, or an
+      opponent object (see above). Default ``"random"``.
+    * ``agent_mark``: ``"X"``, ``"O"`` or ``"random"`` (drawn per board at each of its resets).
+    * ``illegal_action``: ``"lose"`` or ``"raise"`` (a ``ValueError``, before any board moves).
+    * ``render_mode``: ``None`` or ``"ansi"`` (one text board per env).
+
+    ## Version History
+    * v0: initial version.
+    """
+
+    metadata = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        opponent: Opponent | str = "random",
+        agent_mark: str = "X",
+        illegal_action: str = "lose",
+        render_mode: str | None = None,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer; got {num_envs!r}")
+        self.num_envs = int(num_envs)
+        self.opponent = vectorize_opponent(opponent, self.num_envs)
+        self.agent_mark_option = _choice("agent_mark", agent_mark, AGENT_MARKS)
+        self.illegal_action = _choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+        modes = (None, *self.metadata["render_modes"])
+        self.render_mode = _choice("render_mode", render_mode, modes)
+        self.single_observation_space = spaces.MultiDiscrete([3] * game.N_CELLS, dtype=np.int8)
+        self.single_action_space = spaces.Discrete(game.N_CELLS)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.codes = np.zeros(self.num_envs, dtype=np.int64)
+        self.agents = np.full(self.num_envs, game.X, dtype=np.int8)
+        self.ended = np.zeros(self.num_envs, dtype=bool)  # to be reset at the next step
+        self._started = False
+
+    def set_opponent(self, opponent: Opponent | str) -> None:
+        """Play the following moves on every board against another opponent (curricula)."""
+        self.opponent = vectorize_opponent(opponent, self.num_envs)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[npt.NDArray[np.int8], dict[str, Any]]:
+        """Reset every board, or only ``options["reset_mask"]``'s; ``options["agent_mark"]``
+        overrides the seat for this reset."""
+        super().reset(seed=seed)
+        options = options or {}
+        mark = _choice("agent_mark", options.get("agent_mark", self.agent_mark_option), AGENT_MARKS)
+        boards = self._reset_boards(options.get("reset_mask"))
+        opponent_action = np.full(self.num_envs, NO_MOVE, dtype=np.int8)
+        self._restart(boards, mark, opponent_action)
+        self._started = True
+        return self._observations(), self._infos(opponent_action, np.zeros_like(self.ended))
+
+    def step(
+        self, actions: npt.ArrayLike
+    ) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32], npt.NDArray[np.bool_],
+               npt.NDArray[np.bool_], dict[str, Any]]:
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        cells, legal = self._legal(actions)
+        illegal = ~legal & ~self.ended
+        if self.illegal_action == "raise" and illegal.any():
+            self._raise_illegal(actions, illegal)
+        opponent_action = np.full(self.num_envs, NO_MOVE, dtype=np.int8)
+        self._restart(np.flatnonzero(self.ended), self.agent_mark_option, opponent_action)
+        moved = np.flatnonzero(legal)
+        self.codes[moved] = _NEXT.take(self.codes[moved] * game.N_CELLS + cells[moved])
+        replying = moved[~game.TERMINAL[self.codes[moved]]]
+        opponent_action[replying] = self._reply(replying)
+        rewards = REWARDS[self.agents, game.WINNER[self.codes]]
+        rewards[illegal] = -1.0
+        self.ended = game.TERMINAL[self.codes] | illegal
+        truncated = np.zeros(self.num_envs, dtype=bool)  # a game ends by itself within 5 moves
+        infos = self._infos(opponent_action, illegal)
+        return self._observations(), rewards, self.ended.copy(), truncated, infos
+
+    def action_masks(self) -> npt.NDArray[np.bool_]:
+        """The cells each board accepts now, ``(num_envs, 9)`` bool. A board waiting for its
+        autoreset ignores its action, so every cell is allowed there (not an all-False row)."""
+        masks = _LEGAL_BOOL.take(self.codes, axis=0)
+        masks[self.ended] = True
+        return masks
+
+    def render(self) -> tuple[str, ...] | None:
+        if self.render_mode is None:
+            gym.logger.warn("render() called with render_mode=None; pass render_mode='ansi'")
+            return None
+        return tuple(rendering.ansi(int(code)) for code in self.codes)
+
+    def _reset_boards(self, reset_mask: npt.NDArray[np.bool_] | None) -> Boards:
+        if reset_mask is None:
+            return np.arange(self.num_envs)
+        reset_mask = np.asarray(reset_mask)
+        if reset_mask.shape != (self.num_envs,) or reset_mask.dtype != np.bool_:
+            raise ValueError(f"options['reset_mask'] must be a bool array of shape "
+                             f"({self.num_envs},); got {reset_mask!r}")
+        return np.flatnonzero(reset_mask)
+
+    def _restart(self, boards: Boards, mark: str, opponent_action: Cells) -> None:
+        """New episodes on ``boards``: draw seats, reset the opponent, let it open as X."""
+        rng = self.np_random
+        if mark == "random":
+            self.agents[boards] = rng.integers(game.X, game.O + 1, size=boards.size)
+        else:
+            self.agents[boards] = game.MARKS[mark]
+        self.codes[boards] = game.EMPTY_BOARD
+        self.ended[boards] = False
+        self.opponent.reset(boards, rng)
+        first = boards[self.agents[boards] == game.O]
+        opponent_action[first] = self._reply(first)
+
+    def _reply(self, boards: Boards) -> Cells:
+        codes = self.codes[boards]
+        cells = self.opponent.act(codes, boards, self.np_random)
+        self.codes[boards] = _NEXT.take(codes * game.N_CELLS + cells)
+        return cells
+
+    def _legal(self, actions: npt.ArrayLike) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+        """Each action as a cell index (0 where invalid) and whether it is a legal move now.
+
+        As in ``TicTacToeEnv``, an action that is not an integer 0..8 is an illegal move."""
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},), one cell per board; "
+                             f"got shape {actions.shape}")
+        if actions.dtype.kind not in "iu":
+            return np.zeros(self.num_envs, dtype=np.int64), np.zeros(self.num_envs, dtype=bool)
+        in_range = (actions >= 0) & (actions < game.N_CELLS)
+        cells = np.where(in_range, actions, 0).astype(np.int64)
+        legal = in_range & ~self.ended & (_LEGAL.take(self.codes * game.N_CELLS + cells) == 1)
+        return cells, legal
+
+    def _raise_illegal(self, actions: npt.ArrayLike, illegal: npt.NDArray[np.bool_]) -> None:
+        board = int(np.flatnonzero(illegal)[0])
+        action = np.asarray(actions)[board].item()
+        legal = game.legal_moves(int(self.codes[board]))
+        raise ValueError(f"illegal action {action!r} on board {board} (and {illegal.sum() - 1} "
+                         f"more): legal moves there are {legal}")
+
+    def _observations(self) -> npt.NDArray[np.int8]:
+        return _VIEW_ROWS.take(self.codes + _VIEW_OFFSET.take(self.agents), axis=0)
+
+    def _infos(self, opponent_action: Cells, illegal: npt.NDArray[np.bool_]) -> dict[str, Any]:
+        masks = game.LEGAL_MASK.take(self.codes, axis=0)  # all zeros at finished positions
+        masks[illegal] = 0
+        winner = game.WINNER.take(self.codes)
+        winner[illegal] = game.SWAP.take(self.agents[illegal])  # an illegal move forfeits
+        return {
+            "action_mask": masks,
+            "agent_mark": self.agents.copy(),
+            "board": game.CELLS.take(self.codes, axis=0),
+            "opponent_action": opponent_action,
+            "_opponent_action": opponent_action != NO_MOVE,
+            "winner": winner,
+            "_winner": self.ended.copy(),
+            "illegal_action": illegal,
+            "_illegal_action": illegal.copy(),
+        }

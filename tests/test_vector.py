@@ -1,0 +1,396 @@
+"""TicTacToeVectorEnv: agreement with TicTacToeEnv board by board, the vector API contract,
+NEXT_STEP autoreset, seeding, and the vectorised opponents against their single-env tables."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium import spaces
+from gymnasium.utils.env_checker import data_equivalence
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gym_tictactoe  # noqa: F401  (registers TicTacToe-v0)
+from gym_tictactoe import game, heuristic, rendering, solver
+from gym_tictactoe.env import TicTacToeEnv
+from gym_tictactoe.opponents import (
+    EpsilonOpponent,
+    HeuristicOpponent,
+    MinimaxOpponent,
+    MixtureOpponent,
+    PolicyOpponent,
+    RandomOpponent,
+    TableOpponent,
+)
+from gym_tictactoe.vector import TicTacToeVectorEnv, vectorize_opponent
+
+PLAYING = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
+Step = tuple[Any, ...]
+
+
+class Highest(TableOpponent):
+    """Always the highest-numbered legal cell (RandomOpponent(deterministic=True) is the lowest)."""
+
+    @property
+    def table(self) -> np.ndarray:
+        table = np.zeros((game.N_CODES, game.N_CELLS), dtype=bool)
+        highest = game.N_CELLS - 1 - np.argmax(game.LEGAL_MASK[:, ::-1], axis=1)
+        table[np.arange(game.N_CODES), highest] = game.LEGAL_MASK.any(axis=1)
+        return table
+
+
+def choose_actions(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
+    """Mostly legal cells, some occupied cells and some actions outside 0..8."""
+    legal = np.argmax(rng.random(masks.shape) + masks, axis=1)
+    anything = rng.integers(-1, 11, size=len(masks))
+    return np.where(rng.random(len(masks)) < 0.85, legal, anything)
+
+
+def batch_singles(steps: list[Step]) -> Step:
+    """Single-env (obs, reward, terminated, truncated, info) tuples laid out as the vector env
+    lays out its own results."""
+    obs, rewards, terminated, truncated, infos = zip(*steps, strict=True)
+    opponent = np.array([i.get("opponent_action", -1) for i in infos], dtype=np.int8)
+    illegal = np.array([i.get("illegal_action", False) for i in infos])
+    info = {
+        "action_mask": np.stack([i["action_mask"] for i in infos]),
+        "agent_mark": np.array([game.MARKS[i["agent_mark"]] for i in infos], dtype=np.int8),
+        "board": np.stack([i["board"] for i in infos]),
+        "opponent_action": opponent,
+        "_opponent_action": np.array(["opponent_action" in i for i in infos]),
+        "winner": np.array([game.MARKS.get(i.get("winner"), 0) for i in infos], dtype=np.int8),
+        "_winner": np.array(["winner" in i for i in infos]),
+        "illegal_action": illegal,
+        "_illegal_action": illegal.copy(),
+    }
+    return (np.stack(obs), np.array(rewards, dtype=np.float32), np.array(terminated),
+            np.array(truncated), info)
+
+
+def as_step(obs: np.ndarray, info: dict[str, Any]) -> Step:
+    """A reset as the step that autoresets in NEXT_STEP mode: reward 0, not terminated."""
+    return obs, 0.0, False, False, info
+
+
+def step_singles(envs: list[TicTacToeEnv], actions: np.ndarray, ended: list[bool]) -> Step:
+    """Step each single env, or reset it when its episode ended (NEXT_STEP autoreset by hand)."""
+    steps = [as_step(*env.reset()) if done else env.step(int(action))
+             for env, action, done in zip(envs, actions, ended, strict=True)]
+    ended[:] = [bool(s[2]) for s in steps]
+    return batch_singles(steps)
+
+
+def deterministic_opponents() -> dict[str, Any]:
+    minimax = MinimaxOpponent(deterministic=True)
+    return {
+        "lowest": RandomOpponent(deterministic=True),  # loses, so the agent wins too
+        "minimax": minimax,
+        "heuristic": HeuristicOpponent(deterministic=True),
+        "epsilon0": EpsilonOpponent(0.0, minimax),
+        "mixture": MixtureOpponent([minimax, RandomOpponent()], weights=[1, 0]),
+    }
+
+
+class Lockstep:
+    """A vector env and one single env per board, stepped together and compared exactly."""
+
+    def __init__(self, name: str, agent_mark: str, n: int) -> None:
+        self.vec = TicTacToeVectorEnv(n, opponent=deterministic_opponents()[name],
+                                      agent_mark=agent_mark)
+        self.singles = [TicTacToeEnv(deterministic_opponents()[name], agent_mark)
+                        for _ in range(n)]
+        obs, self.info = self.vec.reset(seed=0)
+        expected = batch_singles([as_step(*env.reset(seed=i))
+                                  for i, env in enumerate(self.singles)])
+        assert data_equivalence((obs, self.info), (expected[0], expected[4]), exact=True)
+        self.ended, self.episodes = [False] * n, 0
+
+    def step(self, actions: np.ndarray) -> None:
+        live = ~np.array(self.ended)
+        masks = np.stack([env.action_masks() for env in self.singles])
+        assert (self.vec.action_masks()[live] == masks[live]).all()
+        *result, self.info = self.vec.step(actions)
+        expected = step_singles(self.singles, actions, self.ended)
+        assert data_equivalence((*result, self.info), expected, exact=True)
+        self.episodes += sum(self.ended)
+
+
+@pytest.mark.parametrize("agent_mark", ["X", "O"])
+@pytest.mark.parametrize("name", sorted(deterministic_opponents()))
+def test_agrees_with_single_envs_step_for_step_across_autoresets(name, agent_mark):
+    lockstep, rng = Lockstep(name, agent_mark, n=16), np.random.default_rng(7)
+    for _ in range(60):
+        lockstep.step(choose_actions(rng, lockstep.info["action_mask"]))
+    assert lockstep.episodes > 2 * 16  # every board went through several autoresets
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from(sorted(deterministic_opponents())),
+    st.sampled_from(["X", "O"]),
+    st.lists(st.lists(st.integers(-2**40, 2**40) | st.integers(-1, 9), min_size=3, max_size=3),
+             max_size=25),
+)
+def test_any_actions_agree_with_single_envs(name, agent_mark, actions):
+    lockstep = Lockstep(name, agent_mark, n=3)
+    for row in actions:
+        lockstep.step(np.array(row, dtype=np.int64))
+
+
+def test_non_integer_actions_are_illegal_moves_as_in_the_single_env():
+    vec = TicTacToeVectorEnv(3)
+    vec.reset(seed=0)
+    _, rewards, terminated, _, info = vec.step(np.full(3, 4.0))
+    single = TicTacToeEnv()
+    single.reset(seed=0)
+    assert single.step(4.0)[1:3] == (-1.0, True)  # type: ignore[arg-type]
+    assert rewards.tolist() == [-1.0] * 3 and terminated.all() and info["illegal_action"].all()
+
+
+def test_make_vec_uses_the_vector_entry_point_and_passes_kwargs():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        envs = gym.make_vec("TicTacToe-v0", num_envs=5, vectorization_mode="vector_entry_point",
+                            opponent="heuristic", agent_mark="O", illegal_action="raise")
+        default = gym.make_vec("TicTacToe-v0", num_envs=2, opponent="random+minimax*2")
+    assert isinstance(envs.unwrapped, TicTacToeVectorEnv)
+    assert isinstance(default.unwrapped, TicTacToeVectorEnv)
+    assert envs.num_envs == 5 and envs.unwrapped.illegal_action == "raise"
+    obs, info = envs.reset(seed=0)
+    assert (info["agent_mark"] == game.O).all() and (obs == 2).sum(axis=1).tolist() == [1] * 5
+    assert envs.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    assert envs.spec.kwargs["opponent"] == "heuristic"
+
+
+def test_spaces_match_the_single_env_and_gymnasium_batching():
+    n = 7
+    vec, single = TicTacToeVectorEnv(n), TicTacToeEnv()
+    assert vec.single_observation_space == single.observation_space
+    assert vec.single_action_space == single.action_space
+    assert vec.observation_space == batch_space(single.observation_space, n)
+    assert vec.observation_space.shape == (n, 9) and vec.observation_space.dtype == np.int8
+    assert vec.action_space == spaces.MultiDiscrete([9] * n)
+
+
+INFO_DTYPES = {"action_mask": np.int8, "agent_mark": np.int8, "board": np.int8,
+               "opponent_action": np.int8, "winner": np.int8, "illegal_action": np.bool_}
+
+
+def check_batch(vec: TicTacToeVectorEnv, obs: np.ndarray, info: dict[str, Any]) -> None:
+    n = vec.num_envs
+    assert obs in vec.observation_space and obs.dtype == np.int8
+    assert set(info) == set(INFO_DTYPES) | {"_opponent_action", "_winner", "_illegal_action"}
+    for key, dtype in INFO_DTYPES.items():
+        assert info[key].dtype == dtype and info[key].shape[0] == n, key
+    for key in ("opponent_action", "winner", "illegal_action"):
+        assert info[f"_{key}"].dtype == np.bool_ and info[f"_{key}"].shape == (n,)
+
+
+@pytest.mark.parametrize("opponent", ["random", "minimax", "epsilon:epsilon=0.5,inner=heuristic"])
+def test_reset_and_step_return_batches_in_the_spaces(opponent):
+    vec = TicTacToeVectorEnv(9, opponent=opponent, agent_mark="random")
+    rng = np.random.default_rng(0)
+    obs, info = vec.reset(seed=1)
+    check_batch(vec, obs, info)
+    for _ in range(20):
+        result = vec.step(vec.action_space.sample())
+        assert isinstance(result, tuple) and len(result) == 5
+        obs, rewards, terminated, truncated, info = result
+        check_batch(vec, obs, info)
+        assert rewards.dtype == np.float32 and rewards.shape == (9,)
+        assert set(np.unique(rewards)) <= {-1.0, 0.0, 1.0}
+        assert terminated.dtype == truncated.dtype == np.bool_ and not truncated.any()
+        assert terminated.shape == truncated.shape == (9,)
+        vec.step(np.argmax(rng.random((9, 9)) + vec.action_masks(), axis=1))
+
+
+def test_returned_arrays_are_not_reused_or_shared_with_the_env():
+    vec = TicTacToeVectorEnv(4, opponent="minimax")
+    obs, info = vec.reset(seed=0)
+    before = (obs.copy(), {k: v.copy() for k, v in info.items()})
+    step = vec.step(np.full(4, 4))
+    assert data_equivalence((obs, info), before, exact=True)
+    for array in (*step[:4], *step[4].values()):
+        array[...] = 0
+    assert (vec.action_masks().sum(axis=1) == 7).all() and (vec.codes != 0).all()
+
+
+def rollout(vec: TicTacToeVectorEnv, seed: int, steps: int = 40) -> list[Step]:
+    """A seeded trace with seeded masked-random actions and a reset (unseeded) halfway."""
+    rng = np.random.default_rng(seed)
+    trace: list[Step] = [vec.reset(seed=seed)]
+    for t in range(steps):
+        if t == steps // 2:
+            trace.append(vec.reset())
+        trace.append(vec.step(np.argmax(rng.random((vec.num_envs, 9)) + trace[-1][-1]
+                                        ["action_mask"], axis=1)))
+    return trace
+
+
+@pytest.mark.parametrize("opponent", ["random", "minimax", "heuristic",
+                                      "random+epsilon:epsilon=0.3+minimax*2"])
+def test_same_seed_same_rollout_and_another_seed_another(opponent):
+    make = lambda: TicTacToeVectorEnv(8, opponent=opponent, agent_mark="random")  # noqa: E731
+    assert data_equivalence(rollout(make(), 3), rollout(make(), 3), exact=True)
+    assert not data_equivalence(rollout(make(), 3), rollout(make(), 4), exact=True)
+
+
+def test_a_finished_board_resets_at_the_next_step_ignoring_its_action():
+    vec = TicTacToeVectorEnv(2, opponent=MinimaxOpponent(deterministic=True), agent_mark="O")
+    obs, info = vec.reset(seed=0)
+    assert info["opponent_action"].tolist() == [0, 0] and obs[:, 0].tolist() == [2, 2]
+    obs, rewards, terminated, _, info = vec.step(np.array([0, 4]))  # board 0 plays on X's cell
+    assert rewards.tolist() == [-1.0, 0.0] and terminated.tolist() == [True, False]
+    assert info["illegal_action"].tolist() == [True, False] and info["_winner"][0]
+    assert obs[0].tolist() == [2] + [0] * 8 and not info["action_mask"][0].any()
+    assert vec.action_masks()[0].all()  # any action is accepted while waiting for the reset
+    assert obs[1].tolist() == [2, 2, 0, 0, 1, 0, 0, 0, 0]
+    obs, rewards, terminated, _, info = vec.step(np.array([99, 2]))  # 99 is ignored on board 0
+    assert rewards[0] == 0.0 and not terminated[0] and not info["illegal_action"][0]
+    assert obs[0].tolist() == [2] + [0] * 8 and info["opponent_action"][0] == 0
+    assert info["action_mask"][0].tolist() == [0] + [1] * 8
+    assert obs[1].tolist() == [2, 2, 1, 0, 1, 0, 2, 0, 0]
+
+
+def test_illegal_action_raise_names_the_move_and_changes_nothing():
+    vec = TicTacToeVectorEnv(3, opponent="minimax", agent_mark="O", illegal_action="raise")
+    vec.reset(seed=0)
+    codes, actions = vec.codes.copy(), vec.action_masks().argmax(axis=1)
+    actions[1] = np.flatnonzero(vec.codes[1] // game.POW3 % 3)[0]
+    with pytest.raises(ValueError, match=r"illegal action \d on board 1 .*legal moves there"):
+        vec.step(actions)
+    assert (vec.codes == codes).all()
+
+
+@pytest.mark.parametrize("actions", [np.zeros(4, dtype=int), np.zeros((2, 1), dtype=int), [0]])
+def test_actions_of_the_wrong_shape_are_rejected(actions):
+    vec = TicTacToeVectorEnv(2)
+    vec.reset(seed=0)
+    with pytest.raises(ValueError, match=r"actions must have shape \(2,\)"):
+        vec.step(actions)
+
+
+def test_step_before_reset_says_to_call_reset():
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before step\(\)"):
+        TicTacToeVectorEnv(2).step(np.zeros(2, dtype=int))
+
+
+def test_reset_options_reset_mask_and_agent_mark():
+    vec = TicTacToeVectorEnv(4, opponent="minimax")
+    vec.reset(seed=0)
+    vec.step(np.full(4, 4))
+    obs, info = vec.reset(options={"reset_mask": np.array([True, False, True, False]),
+                                   "agent_mark": "O"})
+    assert info["agent_mark"].tolist() == [2, 1, 2, 1]
+    assert ((obs != 0).sum(axis=1)).tolist() == [1, 2, 1, 2]
+    with pytest.raises(ValueError, match="reset_mask"):
+        vec.reset(options={"reset_mask": np.ones(3, dtype=bool)})
+    with pytest.raises(ValueError, match="agent_mark must be one of"):
+        vec.reset(options={"agent_mark": "Z"})
+
+
+def test_random_seat_is_drawn_per_board_per_episode():
+    vec = TicTacToeVectorEnv(2000, opponent="random", agent_mark="random")
+    _, info = vec.reset(seed=0)
+    first = info["agent_mark"]
+    assert 0.45 < (first == game.O).mean() < 0.55
+    vec.step(np.full(2000, -1))  # every board loses at once...
+    _, _, _, _, info = vec.step(np.zeros(2000, dtype=int))  # ...and autoresets
+    assert 0.4 < (info["agent_mark"] != first).mean() < 0.6
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"num_envs": 0}, "num_envs must be a positive integer"),
+        ({"num_envs": 2.5}, "num_envs must be a positive integer"),
+        ({"agent_mark": "Z"}, r"agent_mark must be one of \['X', 'O', 'random'\]"),
+        ({"illegal_action": "ignore"}, r"illegal_action must be one of \['lose', 'raise'\]"),
+        ({"render_mode": "human"}, r"render_mode must be one of \[None, 'ansi'\]"),
+        ({"opponent": "montecarlo"}, "replies by table look-ups"),
+        ({"opponent": "random+montecarlo"}, "replies by table look-ups"),
+        ({"opponent": PolicyOpponent(lambda obs, mask: 0)}, "replies by table look-ups"),
+        ({"opponent": "nobody"}, "unknown opponent 'nobody'"),
+    ],
+)
+def test_bad_arguments_fail_at_construction(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        TicTacToeVectorEnv(**{"num_envs": 2, **kwargs})
+
+
+def test_a_table_with_illegal_moves_is_rejected():
+    class Cheater(TableOpponent):
+        table = np.ones((game.N_CODES, game.N_CELLS), dtype=bool)
+
+    with pytest.raises(ValueError, match="legal moves only"):
+        TicTacToeVectorEnv(2, opponent=Cheater())
+
+
+def test_render_ansi_gives_one_text_board_per_env():
+    vec = TicTacToeVectorEnv(3, opponent="minimax", agent_mark="O", render_mode="ansi")
+    vec.reset(seed=0)
+    assert vec.render() == tuple(rendering.ansi(int(code)) for code in vec.codes)
+    with pytest.warns(UserWarning, match="render_mode=None"):
+        assert TicTacToeVectorEnv(1).render() is None
+
+
+def replies(opponent: Any, codes: np.ndarray, seed: int = 0) -> np.ndarray:
+    player = vectorize_opponent(opponent, len(codes))
+    boards, rng = np.arange(len(codes)), np.random.default_rng(seed)
+    player.reset(boards, rng)
+    return player.act(codes.astype(np.int64), boards, rng)
+
+
+def test_minimax_replies_are_solver_best_and_break_ties_at_random():
+    codes = np.repeat(PLAYING, 20)
+    cells = replies("minimax", codes)
+    assert solver.solve().best[codes, cells].all()
+    assert set(replies("minimax", np.zeros(2000, dtype=np.int64)).tolist()) == set(range(9))
+    deterministic = replies(MinimaxOpponent(deterministic=True), PLAYING)
+    assert (deterministic == solver.solve().best[PLAYING].argmax(axis=1)).all()
+
+
+def test_heuristic_replies_follow_its_table():
+    codes = np.repeat(PLAYING, 10)
+    assert heuristic.table()[codes, replies("heuristic", codes)].all()
+
+
+def test_random_replies_are_legal_cover_every_legal_cell_and_are_uniform():
+    codes = np.repeat(PLAYING, 200)
+    cells = replies("random", codes)
+    assert game.LEGAL_MASK[codes, cells].all()
+    played = np.zeros((game.N_CODES, 9), dtype=bool)
+    played[codes, cells] = True
+    assert (played[PLAYING] == game.LEGAL_MASK[PLAYING].astype(bool)).all()
+    counts = np.bincount(replies("random", np.zeros(90_000, dtype=np.int64)), minlength=9)
+    assert np.abs(counts - 10_000).max() < 500  # about 5 standard deviations
+
+
+def test_epsilon_plays_a_random_move_at_the_right_rate():
+    inner = MinimaxOpponent(deterministic=True)
+    assert replies(inner, np.zeros(5, dtype=np.int64)).tolist() == [0] * 5
+    cells = replies(EpsilonOpponent(0.3, inner), np.zeros(40_000, dtype=np.int64))
+    assert abs((cells != 0).mean() - 0.3 * 8 / 9) < 0.012  # about 5 standard deviations
+    assert (replies(EpsilonOpponent(0.0, inner), np.zeros(100, dtype=np.int64)) == 0).all()
+
+
+def test_mixture_draws_one_player_per_board_per_episode():
+    n = 2000
+    mixture = MixtureOpponent([RandomOpponent(deterministic=True), Highest()], weights=[1, 3])
+    vec = TicTacToeVectorEnv(n, opponent=mixture, agent_mark="O")
+    _, info = vec.reset(seed=0)
+    openings = [info["opponent_action"]]
+    assert set(openings[0].tolist()) == {0, 8} and 0.7 < (openings[0] == 8).mean() < 0.8
+    _, _, _, _, info = vec.step(np.full(n, 4))  # the same player answers within the episode
+    assert (info["opponent_action"] == np.where(openings[0] == 0, 1, 7)).all()
+    for _ in range(8):
+        vec.step(np.full(n, -1))  # every board loses, then autoresets with a new draw
+        openings.append(vec.step(np.zeros(n, dtype=int))[4]["opponent_action"])
+    saw_both = (np.stack(openings) == 0).any(axis=0) & (np.stack(openings) == 8).any(axis=0)
+    assert saw_both.mean() > 0.8
