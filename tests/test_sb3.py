@@ -1,0 +1,282 @@
+"""Tests of agents.sb3: envs, models, the Policy adapter, exact evaluation in training, files.
+
+Smoke-sized: each model learns a few hundred timesteps; nothing here asserts that it plays well.
+"""
+
+from __future__ import annotations
+
+import pickle
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")  # the [sb3] extra is optional: skip, not fail, without it
+
+import cloudpickle
+from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+from stable_baselines3.common.monitor import Monitor
+
+from agents import sb3
+from gym_tictactoe import evaluation, game
+from gym_tictactoe.wrappers import OneHotObservation
+
+# A few updates within a few hundred timesteps on 2 envs.
+_PPO_SMALL = {"n_steps": 64, "batch_size": 64, "n_epochs": 2}
+SMALL = {"maskable-ppo": _PPO_SMALL, "ppo": _PPO_SMALL,
+         "dqn": {"learning_starts": 64, "batch_size": 32, "buffer_size": 1_000}}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    with sb3.torch_threads(1):  # several times faster for these tiny networks
+        yield
+
+
+def _model(algo: str, seed: int = 0):
+    return sb3.build_model(algo, sb3.make_vec_env(algo, n_envs=2, seed=seed), seed=seed,
+                           **SMALL[algo])
+
+
+def _learn(algo: str, timesteps: int = 256, callback=None):
+    model = _model(algo)
+    model.learn(timesteps, callback=callback)
+    return model
+
+
+@pytest.fixture(scope="module")
+def trained():
+    """One smoke-trained model per algorithm, shared by the tests that only read them."""
+    return {algo: _learn(algo) for algo in sb3.ALGOS}
+
+
+def _positions() -> tuple[np.ndarray, np.ndarray]:
+    """Every position with a move to make, seen by the side to move, and its mask."""
+    codes = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
+    o_to_move = (game.TO_MOVE[codes] == game.O)[:, None]
+    boards = np.where(o_to_move, game.SWAP[game.CELLS[codes]], game.CELLS[codes])
+    return boards.astype(np.int8), game.LEGAL_MASK[codes]
+
+
+def _report(result: str, rate: float) -> evaluation.Report:
+    seats = {seat: evaluation.SeatResponse(seat, result, None) for seat in ("X", "O")}
+    return evaluation.Report(seats, evaluation.MoveRate(rate, 4520, ()))
+
+
+# --- environments and models ----------------------------------------------------------------
+
+def test_unknown_algo_lists_the_known_ones():
+    env = sb3.make_vec_env("ppo", n_envs=1)
+    for call in (lambda: sb3.build_model("a2c", env), lambda: sb3.make_vec_env("a2c"),
+                 lambda: sb3.ExactEvalCallback("a2c")):
+        with pytest.raises(ValueError, match=r"unknown algorithm 'a2c'.*maskable-ppo.*ppo.*dqn"):
+            call()
+
+
+def test_build_model_refuses_the_wrong_encoding():
+    with pytest.raises(ValueError, match="dqn needs observation space Box"):
+        sb3.build_model("dqn", sb3.make_vec_env("maskable-ppo", n_envs=1))
+
+
+@pytest.mark.parametrize("one_hot", [False, True])
+def test_make_env_builds_a_monitored_env(one_hot):
+    env = sb3.make_env(agent_mark="O", one_hot=one_hot, seed=3)()
+    obs, _ = env.reset(seed=3)
+    assert env.observation_space == sb3.observation_space("dqn" if one_hot else "maskable-ppo")
+    assert obs in env.observation_space
+    assert isinstance(env.env if one_hot else env, Monitor)
+    # The opponent (X) has moved: the mask reaches through the wrappers.
+    assert env.get_wrapper_attr("action_masks")().sum() == 8
+
+
+def test_one_hot_matches_the_wrapper():
+    boards, _ = _positions()
+    wrapper = OneHotObservation(sb3.make_env()())
+    expected = np.stack([wrapper.observation(board) for board in boards[::50]])
+    np.testing.assert_array_equal(sb3.one_hot(boards[::50]), expected)
+
+
+def test_make_vec_env_lets_maskable_ppo_find_the_masks():
+    vec = sb3.make_vec_env("maskable-ppo", n_envs=3, agent_mark="O", seed=0)
+    obs = vec.reset()
+    assert is_masking_supported(vec)
+    np.testing.assert_array_equal(get_action_masks(vec), obs == 0)
+
+
+def test_maskable_ppo_learns_with_the_env_masks(trained):
+    buffer = trained["maskable-ppo"].rollout_buffer
+    # Every stored mask is the empty cells of its observation, and every action obeys it.
+    masks = buffer.action_masks.reshape(-1, game.N_CELLS).astype(bool)
+    boards = buffer.observations.reshape(-1, game.N_CELLS)
+    np.testing.assert_array_equal(masks, boards == 0)
+    actions = buffer.actions.reshape(-1).astype(int)
+    assert masks[np.arange(actions.size), actions].all()
+
+
+@pytest.mark.parametrize("algo", sb3.ALGOS)
+def test_each_algorithm_learns(trained, algo):
+    model = trained[algo]
+    assert model.num_timesteps >= 256
+    assert model._n_updates > 0
+
+
+# --- the Policy adapter ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("algo", sb3.ALGOS)
+def test_predictions_are_legal_in_every_position(trained, algo):
+    boards, masks = _positions()
+    moves = sb3.ModelPolicy(trained[algo], algo).act_batch(boards, masks)
+    assert moves.shape == (len(boards),)
+    assert masks[np.arange(len(boards)), moves].all()
+
+
+@pytest.mark.parametrize("algo", sb3.ALGOS)
+def test_single_and_batch_predictions_agree(trained, algo):
+    boards, masks = _positions()
+    policy = sb3.ModelPolicy(trained[algo])
+    batch = policy.act_batch(boards, masks)
+    picks = range(0, len(boards), 23)
+    assert [policy(boards[i], masks[i]) for i in picks] == batch[list(picks)].tolist()
+
+
+def test_model_policy_checks_its_arguments(trained):
+    with pytest.raises(ValueError, match="needs a PPO"):
+        sb3.ModelPolicy(trained["dqn"], "ppo")
+    with pytest.raises(ValueError, match="legal move"):
+        sb3.ModelPolicy(trained["ppo"]).act_batch(np.zeros((1, 9)), np.zeros((1, 9)))
+
+
+# --- exact evaluation during training -------------------------------------------------------
+
+def test_callback_records_history_at_the_right_timesteps():
+    callback = sb3.ExactEvalCallback("maskable-ppo", eval_every=100, stop_when_perfect=False)
+    model = _learn("maskable-ppo", 256, callback)
+    # Steps of 2 timesteps reach 100 and 200 exactly; the end of training adds 256.
+    assert [entry["timesteps"] for entry in callback.history] == [100, 200, 256]
+    for entry in callback.history:
+        assert set(entry) == {"timesteps", "seconds", "rate", "X", "O", "perfect"}
+        assert 0.0 <= entry["rate"] <= 1.0 and {entry["X"], entry["O"]} <= {"win", "draw", "loss"}
+    logged = model.logger.name_to_value  # the last evaluation is not dumped yet
+    assert logged["exact/optimal_move_rate"] == callback.history[-1]["rate"]
+    assert logged["exact/best_response_X"] in (-1, 0, 1) and "exact/perfect" in logged
+
+
+@pytest.mark.parametrize("algo", sb3.ALGOS)
+def test_callback_stops_training_once_perfect(monkeypatch, algo):
+    reports = iter([_report("loss", 0.5), _report("draw", 0.99), _report("draw", 1.0)])
+    monkeypatch.setattr(evaluation, "evaluate", lambda policy: next(reports))
+    callback = sb3.ExactEvalCallback(algo, eval_every=100)
+    model = _learn(algo, 100_000, callback)
+    assert model.num_timesteps == 300  # stopped at the third evaluation, not at 100,000
+    assert [entry["perfect"] for entry in callback.history] == [False, False, True]
+    assert (callback.draws_at, callback.perfect_at) == (200, 300)
+
+
+def test_train_returns_the_model_and_its_callback(monkeypatch):
+    monkeypatch.setattr(evaluation, "evaluate", lambda policy: _report("draw", 1.0))
+    model, callback = sb3.train("dqn", 10_000, n_envs=2, eval_every=50, progress_bar=False,
+                                **SMALL["dqn"])
+    assert model.num_timesteps == 50 and callback.perfect_at == 50
+
+
+# --- files ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("algo", sb3.ALGOS)
+def test_save_and_load_give_identical_predictions(trained, tmp_path, algo):
+    path = sb3.save_model(trained[algo], tmp_path / "model.zip")
+    loaded = sb3.load_model(path, algo)
+    boards, masks = _positions()
+    before, after = sb3.ModelPolicy(trained[algo]), sb3.ModelPolicy(loaded)
+    np.testing.assert_array_equal(after.preferences(boards), before.preferences(boards))
+    np.testing.assert_array_equal(after.act_batch(boards, masks), before.act_batch(boards, masks))
+    assert loaded.num_timesteps == trained[algo].num_timesteps
+    assert [p.name for p in tmp_path.iterdir()] == ["model.zip"]  # no temporary file left
+
+
+@pytest.mark.parametrize("algo", sb3.ALGOS)
+def test_loading_never_unpickles(trained, tmp_path, monkeypatch, algo):
+    path = sb3.save_model(trained[algo], tmp_path / "model.zip")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("unpickling attempted")
+
+    for module in (pickle, cloudpickle):
+        monkeypatch.setattr(module, "loads", refuse)
+        monkeypatch.setattr(module, "load", refuse)
+    with pytest.raises(AssertionError, match="unpickling"):  # SB3's plain load does unpickle
+        sb3.ALGO_CLASSES[algo].load(path)
+    assert type(sb3.load_model(path)) is sb3.ALGO_CLASSES[algo]
+
+
+@pytest.mark.parametrize("algo", sb3.ALGOS)
+def test_a_loaded_model_trains_on(trained, tmp_path, algo):
+    path = sb3.save_model(trained[algo], tmp_path / "model.zip")
+    model = sb3.load_model(path, env=sb3.make_vec_env(algo, n_envs=2, seed=1))
+    model.learn(128, reset_num_timesteps=False)
+    assert model.num_timesteps >= trained[algo].num_timesteps + 128
+
+
+def test_load_refuses_other_files(trained, tmp_path):
+    good = sb3.save_model(trained["ppo"], tmp_path / "good.zip")
+    with pytest.raises(FileNotFoundError, match="no model file"):
+        sb3.load_model(tmp_path / "missing.zip")
+    content = good.read_bytes()
+    # Cut anywhere: before the first header, mid-way (where torch's own inner zip of the weights
+    # can pass for a whole archive), or just short of the end.
+    files = {"noise.zip": np.random.default_rng(0).bytes(5_000),
+             **{f"cut{n}.zip": content[:n] for n in (100, len(content) // 2, len(content) - 1)}}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(ValueError, match=r"(not a readable zip|lacks).*save_model"):
+            sb3.load_model(tmp_path / name)
+    with pytest.raises(ValueError, match="holds a ppo model, not dqn"):
+        sb3.load_model(good, "dqn")
+
+
+def test_load_refuses_a_plain_sb3_zip(trained, tmp_path):
+    trained["dqn"].save(tmp_path / "plain.zip")
+    with pytest.raises(ValueError, match=r"lacks \['gym_tictactoe.json'\].*save_model"):
+        sb3.load_model(tmp_path / "plain.zip")
+
+
+def test_load_refuses_a_damaged_member(trained, tmp_path):
+    path = sb3.save_model(trained["maskable-ppo"], tmp_path / "model.zip")
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo("policy.pth")
+    data = bytearray(path.read_bytes())
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)  # after the header
+    data[start + info.compress_size // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=r"damaged.*policy\.pth"):
+        sb3.load_model(path)
+
+
+def test_load_refuses_a_foreign_marker(trained, tmp_path):
+    path = sb3.save_model(trained["ppo"], tmp_path / "model.zip")
+    _rewrite_member(path, sb3.MARKER, b'{"format": "something else", "algo": "ppo"}')
+    with pytest.raises(ValueError, match=r"unknown gym_tictactoe\.json"):
+        sb3.load_model(path)
+
+
+def test_a_failed_save_leaves_the_old_file(trained, tmp_path, monkeypatch):
+    path = sb3.save_model(trained["ppo"], tmp_path / "model.zip")
+    before = path.read_bytes()
+
+    def broken_save(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(trained["dqn"], "save", broken_save)
+    with pytest.raises(OSError, match="disk full"):
+        sb3.save_model(trained["dqn"], path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["model.zip"]
+
+
+def _rewrite_member(path: Path, name: str, content: bytes) -> None:
+    with zipfile.ZipFile(path) as archive:
+        members = {info.filename: archive.read(info) for info in archive.infolist()}
+    members[name] = content
+    with zipfile.ZipFile(path, "w") as archive:
+        for member, data in members.items():
+            archive.writestr(member, data)
