@@ -11,6 +11,7 @@ A subcommand is one ``_<name>_command(args) -> int`` and one ``_add_<name>(subpa
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 from functools import cache
 
@@ -233,7 +234,7 @@ def _facts_command(args: argparse.Namespace) -> int:
     reachable = game.REACHABLE
     games = game.count_games()
     value = {1: "X wins", 0: "draw", -1: "O wins"}[int(solver.solve().value[game.EMPTY_BOARD])]
-    random_play = random_play_outcome()
+    random_play = game.random_play_outcome()
     lines = [
         ("legal positions (reachable in a game)", f"{reachable.size:,}"),
         ("terminal positions", f"{int(game.TERMINAL[reachable].sum()):,}"),
@@ -249,30 +250,41 @@ def _facts_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def random_play_outcome() -> dict[str, float]:
-    """Exact probabilities of "X", "O" and "draw" when both sides play uniformly random moves.
-
-    Probability flows from the empty board down the layers: each position in play passes an
-    equal share of its probability to every child, and the mass that ends on terminal positions
-    is summed by winner.
-    """
-    prob = np.zeros(game.N_CODES)
-    prob[game.EMPTY_BOARD] = 1.0
-    for layer in game.LAYERS:
-        playing = layer[~game.TERMINAL[layer]]
-        children = game.NEXT[playing]
-        legal = children >= 0
-        share = prob[playing] / legal.sum(axis=1)
-        # add.at, not +=, because many parents share a child in the same layer.
-        np.add.at(prob, children[legal], np.broadcast_to(share[:, None], children.shape)[legal])
-    ended = game.REACHABLE[game.TERMINAL[game.REACHABLE]]
-    return {name: float(prob[ended[game.WINNER[ended] == mark]].sum())
-            for mark, name in RESULTS.items()}
+# --- evaluate ---------------------------------------------------------------------------------
 
 
-# One parser builder per subcommand; `evaluate PATH` will be one more `_add_evaluate` here.
+def _add_evaluate(subparsers: argparse._SubParsersAction) -> None:
+    evaluate = subparsers.add_parser(
+        "evaluate", help="evaluate a saved model (Q-table .npz or SB3 .zip) exactly",
+        description="Games against random, heuristic and minimax in both seats, the best "
+                    "response per seat and the optimal-move rate over all 4,520 positions.",
+    )
+    evaluate.add_argument("path", help="a model file written by train.py")
+    evaluate.add_argument("--games", type=_positive_int, default=200,
+                          help="games per opponent and seat")
+    evaluate.add_argument("--seed", type=int, default=0, help="seed of the games")
+    evaluate.set_defaults(run=_evaluate_command)
+
+
+def _evaluate_command(args: argparse.Namespace) -> int:
+    # The agents package (and torch, for SB3 models) loads only for this command.
+    from agents.models import load_policy
+    from gym_tictactoe.report import format_summary, summarize
+
+    try:
+        policy, kind = load_policy(args.path)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"gym-tictactoe evaluate: error: {error}", file=sys.stderr)
+        return 2
+    print(f"{args.path}: {kind} model")
+    print(format_summary(summarize(policy, games=args.games, seed=args.seed)))
+    return 0
+
+
+# One parser builder per subcommand.
 SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     _add_play,
     _add_arena,
     _add_facts,
+    _add_evaluate,
 )

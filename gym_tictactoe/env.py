@@ -10,13 +10,24 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from gym_tictactoe import game, rendering
-from gym_tictactoe.opponents import Opponent, reset_opponent, resolve_opponent
+from gym_tictactoe.opponents import Opponent, act_on_code, reset_opponent, resolve_opponent
 
 AGENT_MARKS = ("X", "O", "random")
 ILLEGAL_ACTIONS = ("lose", "raise")
 # The board from each side's point of view (1 = own mark, 2 = the other's), for every code.
 VIEWS = np.stack([game.CELLS, game.SWAP[game.CELLS]])
 VIEWS.setflags(write=False)
+# Python-list copies of the tables ``step`` reads: a list look-up returns a plain int or bool in
+# a fraction of the time of a NumPy scalar look-up and its conversion. _NEXT[code][cell] is -1
+# when the move is illegal; only reachable codes get a row (the env never holds another), which
+# keeps the import cost to about a millisecond.
+_NEXT: list[list[int] | None] = [None] * game.N_CODES
+for _code, _row in zip(game.REACHABLE.tolist(), game.NEXT[game.REACHABLE].tolist(), strict=True):
+    _NEXT[_code] = _row
+_TERMINAL: list[bool] = game.TERMINAL.tolist()
+_WINNER: list[int] = game.WINNER.tolist()
+_NO_MOVES = np.zeros(game.N_CELLS, dtype=np.int8)
+_NO_MOVES.setflags(write=False)
 
 
 def _choice(name: str, value: Any, allowed: tuple) -> Any:
@@ -27,6 +38,8 @@ def _choice(name: str, value: Any, allowed: tuple) -> Any:
 
 def as_cell(action: Any) -> int | None:
     """The cell an action names, or None when it is not an integer 0..8."""
+    if type(action) is int:  # the common case first; bool is not an int action
+        return action if 0 <= action < game.N_CELLS else None
     if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
         action = action.reshape(())[()]
     if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer):
@@ -129,10 +142,8 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
             mark = "XO"[int(self.np_random.integers(2))]
         self.agent, self.code, self.done = game.MARKS[mark], game.EMPTY_BOARD, False
         reset_opponent(self.opponent, self.np_random)
-        info: dict[str, Any] = {}
-        if self.agent == game.O:
-            info["opponent_action"] = self._opponent_move()
-        observation, _, _, _, info = self._finish_step(0.0, info)
+        opponent_action = self._opponent_move() if self.agent == game.O else None
+        observation, _, _, _, info = self._finish_step(0.0, opponent_action)
         return observation, info
 
     def step(
@@ -141,15 +152,14 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         if self.code is None or self.done:
             raise RuntimeError("the episode is over (or never began): call reset() before step()")
         cell = as_cell(action)
-        if cell is None or not game.LEGAL_MASK[self.code, cell]:
+        code = -1 if cell is None else _NEXT[self.code][cell]
+        if code < 0:
             return self._illegal(action)
-        self.code = int(game.NEXT[self.code, cell])
-        info: dict[str, Any] = {}
-        if not game.TERMINAL[self.code]:
-            info["opponent_action"] = self._opponent_move()
-        winner = int(game.WINNER[self.code])
+        self.code = code
+        opponent_action = None if _TERMINAL[code] else self._opponent_move()
+        winner = _WINNER[self.code]
         reward = 0.0 if winner == game.NO_WINNER else (1.0 if winner == self.agent else -1.0)
-        return self._finish_step(reward, info)
+        return self._finish_step(reward, opponent_action)
 
     def render(self) -> str | npt.NDArray[np.uint8] | None:
         if self.render_mode is None:
@@ -178,15 +188,16 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         return game.LEGAL_MASK[self.code].astype(bool)
 
     def _opponent_move(self) -> int:
-        mark = game.SWAP[self.agent]
-        move = self.opponent.act(game.CELLS[self.code].copy(), int(mark), self.np_random)
+        mark = game.X + game.O - self.agent
+        move = act_on_code(self.opponent, self.code, mark, self.np_random)
         cell = as_cell(move)
-        if cell is None or not game.LEGAL_MASK[self.code, cell]:
+        code = -1 if cell is None else _NEXT[self.code][cell]
+        if code < 0:
             raise RuntimeError(
                 f"opponent {self.opponent!r} played {move!r}; legal moves: "
                 f"{game.legal_moves(self.code)}"
             )
-        self.code = int(game.NEXT[self.code, cell])
+        self.code = code
         return cell
 
     def _illegal(self, action: Any) -> tuple[npt.NDArray[np.int8], float, bool, bool, dict]:
@@ -194,22 +205,30 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         if self.illegal_action == "raise":
             raise ValueError(f"illegal action {action!r}: legal moves are {legal}")
         self.done = True
+        info = self._info()
+        info["illegal_action"] = True
         # The illegal move forfeits the game: the opponent is the winner.
-        info = {"illegal_action": True, "winner": game.MARK_NAMES[int(game.SWAP[self.agent])]}
-        return self._observation(), -1.0, True, False, self._info(info)
+        info["winner"] = game.MARK_NAMES[int(game.SWAP[self.agent])]
+        return self._observation(), -1.0, True, False, info
 
-    def _finish_step(self, reward: float, info: dict[str, Any]):
-        self.done = bool(game.TERMINAL[self.code])
+    def _finish_step(self, reward: float, opponent_action: int | None):
+        self.done = _TERMINAL[self.code]
+        info = self._info()
+        if opponent_action is not None:
+            info["opponent_action"] = opponent_action
         if self.done:
-            info["winner"] = game.MARK_NAMES.get(int(game.WINNER[self.code]))
+            info["winner"] = game.MARK_NAMES.get(_WINNER[self.code])
         if self.render_mode == "human":
             self.render()
-        return self._observation(), reward, self.done, False, self._info(info)
+        return VIEWS[self.agent - 1, self.code].copy(), reward, self.done, False, info
 
     def _observation(self) -> npt.NDArray[np.int8]:
         return VIEWS[self.agent - 1, self.code].copy()
 
-    def _info(self, extra: dict[str, Any]) -> dict[str, Any]:
-        mask = game.LEGAL_MASK[self.code] if not self.done else np.zeros(9, dtype=np.int8)
-        return {"action_mask": mask.copy(), "agent_mark": self.agent_mark,
-                "board": game.CELLS[self.code].copy(), **extra}
+    def _info(self) -> dict[str, Any]:
+        """The keys of every info; the caller adds the step's own (opponent_action, winner)."""
+        # LEGAL_MASK is already all zeros at finished positions; an illegal move ends the game
+        # at a position that is not finished.
+        mask = _NO_MOVES if self.done else game.LEGAL_MASK[self.code]
+        return {"action_mask": mask.copy(), "agent_mark": game.MARK_NAMES[self.agent],
+                "board": game.CELLS[self.code].copy()}

@@ -5,6 +5,10 @@ board (0 empty, 1 X, 2 O), ``mark`` the opponent's own mark and ``rng`` a
 ``numpy.random.Generator`` owned by the environment, the only source of randomness an opponent
 may use. An optional ``reset(rng)`` is called at the start of every episode.
 
+The built-in players are :class:`CodePlayer` s: their ``act`` encodes the board and calls
+``act_code(code, mark, rng)``, so the environment, which already holds the position's code, asks
+``act_code`` directly (:func:`act_on_code`) and skips a board copy and its encoding every move.
+
 Most players here are *table players*: a (3**9, 9) mask of the moves they consider in each
 position, from which they pick uniformly at random (or the lowest cell when deterministic). The
 vector environment uses the same masks to reply for thousands of boards in one look-up.
@@ -29,14 +33,39 @@ class Opponent(Protocol):
     def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int: ...
 
 
-def _pick(mask: npt.NDArray, rng: np.random.Generator, deterministic: bool = False) -> int:
-    choices = np.flatnonzero(mask)
-    if choices.size == 0:
+def _pick(choices: Sequence[int] | npt.NDArray, rng: np.random.Generator,
+          deterministic: bool = False) -> int:
+    """A uniform choice, or the first when deterministic, among a position's candidate cells."""
+    if len(choices) == 0:
         raise ValueError("no legal move: the game is over")
-    return int(choices[0] if deterministic else choices[rng.integers(choices.size)])
+    if deterministic or len(choices) == 1:  # rng.integers(1) draws nothing: the same stream
+        return int(choices[0])
+    return int(choices[rng.integers(len(choices))])
 
 
-class TableOpponent:
+class CodePlayer:
+    """An opponent that decides from the position's code; ``act`` is ``act_code`` on the board's.
+
+    Subclasses implement ``act_code``. A subclass that overrides ``act`` instead keeps its own
+    ``act`` everywhere: :func:`act_on_code` takes the shortcut only while ``act`` is this one.
+    """
+
+    def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
+        return self.act_code(game.encode(board), mark, rng)
+
+    def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
+        raise NotImplementedError
+
+
+def act_on_code(opponent: Opponent, code: game.Position, mark: int,
+                rng: np.random.Generator) -> int:
+    """``opponent``'s move at position ``code``: the same move as ``act`` on the decoded board."""
+    if type(opponent).act is CodePlayer.act:
+        return opponent.act_code(code, mark, rng)  # type: ignore[attr-defined]
+    return opponent.act(game.CELLS[code].copy(), mark, rng)
+
+
+class TableOpponent(CodePlayer):
     """Plays uniformly at random among the moves its table marks in each position."""
 
     name = "table"
@@ -49,8 +78,19 @@ class TableOpponent:
         """(3**9, 9) bool mask of candidate moves, for every code."""
         raise NotImplementedError
 
-    def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
-        return _pick(self.table[game.encode(board)], rng, self.deterministic)
+    def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
+        table = self.table
+        if table is not getattr(self, "_listed", None):
+            # Each code's candidates as a tuple, listed on first use: indexing a tuple is much
+            # cheaper than a NumPy row's nonzero(). A new table (a subclass may build one per
+            # call) starts a new list.
+            self._listed, self._choices = table, {}
+        choices = self._choices.get(code)
+        if choices is None:
+            choices = self._choices[code] = tuple(table[code].nonzero()[0].tolist())
+        if len(choices) == 1 or (self.deterministic and choices):
+            return choices[0]  # the common case, without a call to _pick
+        return _pick(choices, rng, self.deterministic)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(deterministic={self.deterministic})"
@@ -98,7 +138,7 @@ def _legal_table() -> npt.NDArray[np.bool_]:
     return table
 
 
-class EpsilonOpponent:
+class EpsilonOpponent(CodePlayer):
     """Plays a uniformly random legal move with probability ``epsilon``, else ``inner``'s move.
 
     A dial from perfect (``epsilon=0`` over minimax) to random (``epsilon=1``).
@@ -115,16 +155,16 @@ class EpsilonOpponent:
     def reset(self, rng: np.random.Generator) -> None:
         reset_opponent(self.inner, rng)
 
-    def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
+    def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
         if rng.random() < self.epsilon:
-            return _pick(game.LEGAL_MASK[game.encode(board)], rng)
-        return self.inner.act(board, mark, rng)
+            return _pick(game.LEGAL_MASK[code].nonzero()[0], rng)
+        return act_on_code(self.inner, code, mark, rng)
 
     def __repr__(self) -> str:
         return f"EpsilonOpponent(epsilon={self.epsilon}, inner={self.inner!r})"
 
 
-class MonteCarloOpponent:
+class MonteCarloOpponent(CodePlayer):
     """Pure Monte Carlo search (seed 002): ``playouts`` random games after each legal move, then
     the move with the best mean result for this player (ties broken at random)."""
 
@@ -135,14 +175,13 @@ class MonteCarloOpponent:
             raise ValueError(f"playouts must be a positive integer; got {playouts!r}")
         self.playouts = int(playouts)
 
-    def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
-        code = game.encode(board)
+    def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
         moves = np.flatnonzero(game.LEGAL_MASK[code])
         starts = np.repeat(game.NEXT[code, moves].astype(np.int64), self.playouts)
         winners = random_playouts(starts, rng)
         results = np.where(winners == mark, 1.0, np.where(winners == 0, 0.0, -1.0))
         means = results.reshape(moves.size, self.playouts).mean(axis=1)
-        return int(moves[_pick(means == means.max(), rng)])
+        return int(moves[_pick((means == means.max()).nonzero()[0], rng)])
 
     def __repr__(self) -> str:
         return f"MonteCarloOpponent(playouts={self.playouts})"
@@ -162,7 +201,7 @@ def random_playouts(codes: npt.NDArray[np.int64], rng: np.random.Generator) -> n
     return game.WINNER[codes]
 
 
-class MixtureOpponent:
+class MixtureOpponent(CodePlayer):
     """Draws one of ``opponents`` (by ``weights``) at every reset and plays it for the episode."""
 
     name = "mixture"
@@ -182,14 +221,14 @@ class MixtureOpponent:
         self.current = self.opponents[int(rng.choice(len(self.opponents), p=self.weights))]
         reset_opponent(self.current, rng)
 
-    def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
-        return self.current.act(board, mark, rng)
+    def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
+        return act_on_code(self.current, code, mark, rng)
 
     def __repr__(self) -> str:
         return f"MixtureOpponent({self.opponents!r}, weights={self.weights.tolist()})"
 
 
-class PolicyOpponent:
+class PolicyOpponent(CodePlayer):
     """Any Policy ``(observation, action_mask) -> action`` (a trained agent) as the opponent.
 
     The policy sees the board as the env's agent does: 1 its own mark, 2 the other's.
@@ -202,10 +241,10 @@ class PolicyOpponent:
             raise ValueError(f"policy must be callable as policy(obs, mask); got {policy!r}")
         self.policy = policy
 
-    def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
-        obs = np.asarray(board, dtype=np.int8) if mark == game.X else game.swap_marks(board)
-        mask = game.LEGAL_MASK[game.encode(board)]
-        return int(self.policy(obs, mask.copy()))
+    def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
+        board = game.CELLS[code]
+        obs = board.copy() if mark == game.X else game.swap_marks(board)
+        return int(self.policy(obs, game.LEGAL_MASK[code].copy()))
 
 
 OPPONENTS: dict[str, type] = {
@@ -226,9 +265,10 @@ def make_opponent(name: str, **kwargs) -> Opponent:
 
 
 def resolve_opponent(opponent: Opponent | str) -> Opponent:
-    """A name becomes the built-in opponent; an object with ``act`` is used as it is."""
+    """A name or spec (see ``parse_opponent``) becomes the built-in opponent; an object with
+    ``act`` is used as it is."""
     if isinstance(opponent, str):
-        return make_opponent(opponent)
+        return parse_opponent(opponent)
     if not callable(getattr(opponent, "act", None)):
         raise ValueError(
             f"opponent must be one of {sorted(OPPONENTS)} or an object with "

@@ -153,7 +153,7 @@ def test_facts_prints_the_numbers(monkeypatch, capsys):
 
 
 def test_random_play_outcome_matches_a_plain_recursion():
-    outcome = cli.random_play_outcome()
+    outcome = game.random_play_outcome()
     assert outcome == pytest.approx(_random_outcome(game.EMPTY_BOARD), abs=1e-12)
     assert sum(outcome.values()) == pytest.approx(1.0)
     assert round(outcome["X"], 4) == 0.5849

@@ -1,0 +1,358 @@
+"""How fast is gym-tictactoe? Its envs against PettingZoo, OpenSpiel and pgx, in one run.
+
+    python benchmarks/speed.py [--quick] [--json PATH]
+
+Installs nothing: a contender whose package is missing (``pip install -e ".[bench]"``) is skipped
+with a note. The contenders of a group take turns, one timed run each per round, so a load that
+comes and goes falls on all alike; the table gives the median over rounds, the range, and ours
+divided by each peer. Agents play uniformly random legal moves; a move is any mark put on a
+board, the agent's or the opponent's.
+
+* single env: ``gymnasium.make("TicTacToe-v0", opponent="minimax")`` (default wrappers) against
+  PettingZoo's ``tictactoe_v3.env()`` (AEC) and OpenSpiel's ``tic_tac_toe`` driven from Python.
+* vector env (minimax opponent) against pgx's ``tic_tac_toe`` under ``jax.jit(jax.vmap(...))``
+  with auto-reset, compile time excluded, ``block_until_ready``.
+* MaskablePPO timesteps/s on ``agents.sb3_vec.TicTacToeSB3VecEnv`` against SB3's ``DummyVecEnv``
+  of monitored ``TicTacToeEnv`` s with as many boards: rollout collection alone, with the ceiling
+  any env could reach (SB3 on a frozen env that costs nothing), and ``learn`` with one epoch.
+* the solver's full build, and ``import gym_tictactoe`` after ``import gymnasium`` (new process).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+Play = Callable[[], int]  # one unit of work, returning what it counted (moves, timesteps)
+# The module each contender needs beyond gym-tictactoe's own dependencies (checked, not installed)
+REQUIRES = {"PettingZoo": "pettingzoo", "OpenSpiel": "pyspiel", "pgx": "pgx",
+            "TicTacToeSB3VecEnv": "sb3_contrib", "DummyVecEnv": "sb3_contrib", "SB3": "sb3_contrib"}
+VECTOR_SIZES = (256, 4096, 65536)
+SB3_BOARDS = (64, 256)
+SB3_ROLLOUT = 4096  # transitions per rollout: 64 steps of 64 boards, 16 of 256
+FROZEN = "SB3 on a frozen free env"
+VERSIONS = ("gymnasium", "numpy", "torch", "stable-baselines3", "sb3-contrib", "pettingzoo",
+            "open-spiel", "pgx", "jax")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="shorter runs, fewer rounds")
+    parser.add_argument("--json", type=Path, help="also write the numbers to this file")
+    return parser.parse_args(argv)
+
+
+def pick(mask: np.ndarray, rnd: random.Random) -> int:
+    """A uniformly random legal cell of a 0/1 mask (the same agent for every single env)."""
+    cells = mask.nonzero()[0]
+    return int(cells[int(rnd.random() * cells.size)])
+
+
+# --- contenders: each returns a Play, one unit of work (a game, a step, a rollout) ------------
+
+def ours_single() -> Play:
+    import gymnasium as gym
+
+    import gym_tictactoe  # noqa: F401  (registers TicTacToe-v0)
+
+    env, rnd = gym.make("TicTacToe-v0", opponent="minimax"), random.Random(0)
+    env.reset(seed=0)
+
+    def play() -> int:
+        _, info = env.reset()
+        moves, done = int("opponent_action" in info), False
+        while not done:
+            _, _, done, _, info = env.step(pick(info["action_mask"], rnd))
+            moves += 1 + ("opponent_action" in info)
+        return moves
+    return play
+
+
+def pettingzoo_single() -> Play:
+    from pettingzoo.classic import tictactoe_v3
+
+    env, rnd = tictactoe_v3.env(), random.Random(0)
+    env.reset(seed=0)
+
+    def play() -> int:
+        env.reset()
+        moves = 0
+        for _agent in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            done = terminated or truncated
+            env.step(None if done else pick(obs["action_mask"], rnd))
+            moves += not done
+        return moves
+    return play
+
+
+def openspiel_single() -> Play:
+    import pyspiel
+
+    game, rnd = pyspiel.load_game("tic_tac_toe"), random.Random(0)
+
+    def play() -> int:
+        state, moves = game.new_initial_state(), 0
+        while not state.is_terminal():
+            legal = state.legal_actions()
+            state.apply_action(legal[int(rnd.random() * len(legal))])
+            moves += 1
+        return moves
+    return play
+
+
+def ours_vector(boards: int) -> Play:
+    import gymnasium as gym
+
+    from gym_tictactoe import game
+    from gym_tictactoe.vector_opponents import TablePlayer
+
+    envs = gym.make_vec("TicTacToe-v0", num_envs=boards, opponent="minimax",
+                        vectorization_mode="vector_entry_point")
+    # The agent draws from the observation as the env's random opponent draws from the board:
+    # a board and its relative view have the same legal cells, so one table serves.
+    agent, rng, index = TablePlayer(game.LEGAL_MASK, False, "agent"), np.random.default_rng(0), \
+        np.arange(boards)
+    state = {"obs": envs.reset(seed=0)[0], "waiting": 0}
+
+    def play() -> int:
+        actions = agent.act(state["obs"] @ game.POW3, index, rng)
+        obs, _, terminated, _, info = envs.step(actions)
+        # Boards that ended last step only reset now (NEXT_STEP): no agent move there.
+        moves = boards - state["waiting"] + np.count_nonzero(info["_opponent_action"])
+        state.update(obs=obs, waiting=np.count_nonzero(terminated))
+        return moves
+    return play
+
+
+def pgx_vector(boards: int) -> Play:
+    import jax
+    import jax.numpy as jnp
+    import pgx
+    from pgx.experimental import auto_reset
+
+    env = pgx.make("tic_tac_toe")
+    step = jax.vmap(auto_reset(env.step, env.init))
+
+    @jax.jit
+    def advance(state: Any, key: jax.Array) -> tuple[Any, jax.Array]:
+        key, move_key, reset_key = jax.random.split(key, 3)
+        logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf)
+        action = jax.random.categorical(move_key, logits, axis=-1)
+        return step(state, action, jax.random.split(reset_key, boards)), key
+
+    key = jax.random.PRNGKey(0)
+    carry = [advance(jax.jit(jax.vmap(env.init))(jax.random.split(key, boards)), key)]
+    jax.block_until_ready(carry[0])  # compiled and run once before any timing
+
+    def play() -> int:
+        for _ in range(10):
+            carry[0] = advance(*carry[0])
+        jax.block_until_ready(carry[0])
+        return 10 * boards  # every board moves every step (auto-reset in the same step)
+    return play
+
+
+def sb3_env(kind: str, boards: int) -> Any:
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from agents.sb3_vec import TicTacToeSB3VecEnv
+    from gym_tictactoe.env import TicTacToeEnv
+
+    class Frozen(TicTacToeSB3VecEnv):
+        """Stuck at its first position, at no cost: what SB3 itself spends per step."""
+
+        def step_wait(self) -> Any:
+            none = np.zeros(self.num_envs, dtype=bool)
+            return self.frozen, none.astype(np.float32), none, [{} for _ in none]
+
+    if kind == "dummy":
+        thunk = lambda: Monitor(TicTacToeEnv(opponent="minimax", agent_mark="random"))  # noqa: E731
+        return DummyVecEnv([thunk] * boards)
+    env = (Frozen if kind == "frozen" else TicTacToeSB3VecEnv)(boards, "minimax", "random", seed=0)
+    env.frozen = env.reset()
+    return env
+
+
+def sb3_run(kind: str, boards: int, learn: bool) -> Play:
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    torch.set_num_threads(1)  # fastest for these small networks (see agents/sb3.py)
+    n_steps = SB3_ROLLOUT // boards
+    model = MaskablePPO("MlpPolicy", sb3_env(kind, boards), n_steps=n_steps, batch_size=256,
+                        n_epochs=1, seed=0, policy_kwargs={"net_arch": [64, 64]})
+    _, callback = model._setup_learn(SB3_ROLLOUT)
+
+    def play() -> int:
+        if learn:  # two rollouts and two updates
+            model.learn(2 * SB3_ROLLOUT, reset_num_timesteps=False)
+            return 2 * SB3_ROLLOUT
+        model.collect_rollouts(model.env, callback, model.rollout_buffer, n_steps)
+        return SB3_ROLLOUT
+    return play
+
+
+def solver_seconds() -> float:
+    from gym_tictactoe import solver
+
+    solver.solve.cache_clear()
+    start = time.perf_counter()
+    solver.solve()
+    return time.perf_counter() - start
+
+
+def import_seconds() -> float:
+    code = ("import time, gymnasium; start = time.perf_counter(); import gym_tictactoe; "
+            "print(time.perf_counter() - start)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout)
+
+
+# --- measuring and reporting --------------------------------------------------------------------
+
+def measure(group: dict[str, Callable[[], Play]], rounds: int, seconds: float,
+            notes: list[str]) -> dict[str, list[float]]:
+    """Rates (count per second) of every installed contender, ``rounds`` turns each."""
+    plays: dict[str, Play] = {}
+    for name, factory in group.items():
+        module = next((m for peer, m in REQUIRES.items() if name.startswith(peer)), None)
+        if module and importlib.util.find_spec(module) is None:
+            notes.append(f"{name}: skipped, {module} is not installed (pip install -e '.[bench]')")
+            continue
+        plays[name] = factory()
+    rates: dict[str, list[float]] = {name: [] for name in plays}
+    for _ in range(rounds):
+        for name, play in plays.items():
+            count, start = 0, time.perf_counter()
+            while time.perf_counter() - start < seconds:
+                count += play()
+            rates[name].append(count / (time.perf_counter() - start))
+    return rates
+
+
+def benchmark(quick: bool, notes: list[str]) -> dict[str, dict[str, list[float]]]:
+    rounds, seconds = (3, 0.2) if quick else (7, 0.6)
+    results = {"single env, moves/s": measure(
+        {"gym-tictactoe": ours_single, "PettingZoo env()": pettingzoo_single,
+         "OpenSpiel": openspiel_single}, rounds, seconds, notes)}
+    for boards in VECTOR_SIZES:
+        results[f"vector env B={boards}, board-moves/s"] = measure(
+            {"gym-tictactoe": lambda b=boards: ours_vector(b),
+             "pgx vmap+jit": lambda b=boards: pgx_vector(b)}, rounds, seconds * 2, notes)
+    for learn, label in ((False, "rollouts"), (True, "learn, 1 epoch")):
+        for boards in SB3_BOARDS:
+            group = {"TicTacToeSB3VecEnv": lambda b=boards, lr=learn: sb3_run("adapter", b, lr),
+                     "DummyVecEnv": lambda b=boards, lr=learn: sb3_run("dummy", b, lr)}
+            if not learn:  # the ceiling: SB3 with an env that costs nothing
+                group[FROZEN] = lambda b=boards: sb3_run("frozen", b, False)
+            results[f"MaskablePPO {label}, {boards} boards, timesteps/s"] = measure(
+                group, rounds, seconds * 2, notes)
+    fixed = {"solver.solve() build": solver_seconds, "import gym_tictactoe": import_seconds}
+    results["fixed costs, 1/s"] = {name: [1 / seconds() for _ in range(rounds + 4)]
+                                   for name, seconds in fixed.items()}
+    return results
+
+
+def median(results: dict, group: str, name: str) -> float | None:
+    rates = results[group].get(name)
+    return statistics.median(rates) if rates else None
+
+
+TARGETS = [  # (label, group, ours, peer or None, ratio needed; None peer: seconds at most)
+    ("single env >= 10x PettingZoo", "single env, moves/s", "gym-tictactoe",
+     "PettingZoo env()", 10.0),
+    ("single env >= 0.3x OpenSpiel", "single env, moves/s", "gym-tictactoe", "OpenSpiel", 0.3),
+    ("vector B=4096 >= 2x pgx", "vector env B=4096, board-moves/s", "gym-tictactoe",
+     "pgx vmap+jit", 2.0),
+    *[(f"SB3 rollouts, {b} boards >= 3x Dummy", f"MaskablePPO rollouts, {b} boards, timesteps/s",
+       "TicTacToeSB3VecEnv", "DummyVecEnv", 3.0) for b in SB3_BOARDS],
+    ("solver build <= 0.05 s", "fixed costs, 1/s", "solver.solve() build", None, 0.05),
+    ("import <= 0.2 s", "fixed costs, 1/s", "import gym_tictactoe", None, 0.2),
+]
+
+
+def check_targets(results: dict) -> list[dict[str, Any]]:
+    checks = []
+    for label, group, ours, peer, needed in TARGETS:
+        mine, theirs = median(results, group, ours), median(results, group, peer) if peer else 1
+        check: dict[str, Any] = {"target": label, "value": None, "status": "SKIP"}
+        if mine is not None and theirs is not None:
+            value = mine / theirs if peer else 1 / mine  # a ratio, or seconds
+            ok = value >= needed if peer else value <= needed
+            check.update(value=value, status="PASS" if ok else "MISS")
+        free = median(results, group, FROZEN)
+        if free is not None and theirs is not None:
+            check["ceiling"] = free / theirs  # what an env costing nothing would reach
+        checks.append(check)
+    return checks
+
+
+def print_groups(results: dict) -> None:
+    for group, rates in results.items():
+        print(f"\n{group}")
+        if group.startswith("fixed"):  # times, not rates; no peers
+            for name, runs in rates.items():
+                times = sorted(1e3 / rate for rate in runs)
+                print(f"  {name:26} {statistics.median(times):11.1f} ms   "
+                      f"[{times[0]:.1f} .. {times[-1]:.1f}] ms")
+            continue
+        ours = statistics.median(next(iter(rates.values()))) if rates else 0.0
+        for k, (name, runs) in enumerate(rates.items()):
+            mid = statistics.median(runs)
+            ratio = f"ours/this {ours / mid:7.2f}" if k else ""
+            print(f"  {name:26} {mid:14,.0f}  {ratio:17} [{min(runs):,.0f} .. {max(runs):,.0f}]")
+
+
+def print_targets(checks: list[dict[str, Any]], notes: list[str]) -> None:
+    print("\ntargets")
+    for check in checks:
+        value = "-" if check["value"] is None else f"{check['value']:.3g}"
+        ceiling = f" (a free env: {check['ceiling']:.3g})" if "ceiling" in check else ""
+        print(f"  {check['status']:5} {check['target']:38} measured {value}{ceiling}")
+    for note in notes:
+        print(f"note: {note}")
+
+
+def environment() -> dict[str, str]:
+    found = {"python": sys.version.split()[0]}
+    for name in VERSIONS:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "-"
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    notes: list[str] = []
+    print("versions:", ", ".join(f"{k} {v}" for k, v in environment().items()))
+    results = benchmark(args.quick, notes)
+    checks = check_targets(results)
+    print_groups(results)
+    print_targets(checks, notes)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        data = {"environment": environment(), "quick": args.quick, "rates": results,
+                "medians": {g: {n: statistics.median(r) for n, r in v.items()}
+                            for g, v in results.items()}, "targets": checks}
+        args.json.write_text(json.dumps(data, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
