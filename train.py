@@ -15,12 +15,12 @@ import json
 import os
 import platform
 import sys
-import tempfile
 import time
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from gym_tictactoe.files import atomic_path
 from gym_tictactoe.opponents import parse_opponent
 from gym_tictactoe.report import format_summary, summarize
 
@@ -118,13 +118,14 @@ def train_q(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
 def train_sb3(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
     """An SB3 algorithm with SB3's own progress bar and exact evaluation as it trains."""
     from agents import sb3
+    from agents.sb3_files import save_model
 
     model, callback = sb3.train(
         args.algo, args.timesteps, opponent=args.opponent or sb3.CURRICULUM,
         agent_mark=args.seat, seed=args.seed, n_envs=args.n_envs,
         eval_every=args.eval_every or 10_000, progress_bar=not args.no_progress,
     )
-    sb3.save_model(model, args.run_dir / "model.zip")
+    save_model(model, args.run_dir / "model.zip")
     curve = [{**entry, "X": SCORES[entry["X"]], "O": SCORES[entry["O"]]}
              for entry in callback.history]
     return sb3.ModelPolicy(model, args.algo), curve, "model.zip"
@@ -149,10 +150,9 @@ def versions() -> dict[str, str]:
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write to a temporary file beside ``path``, then rename: never a half-written file."""
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as f:
-        json.dump(data, f, indent=2)
-    os.replace(f.name, path)
+    """Write ``data`` as indented JSON to ``path`` atomically: never a half-written file."""
+    with atomic_path(path) as temp, open(temp, "w") as file:
+        json.dump(data, file, indent=2)
 
 
 def plot_curve(path: Path, curve: list[dict[str, Any]], clock: str, title: str) -> None:
@@ -175,10 +175,9 @@ def plot_curve(path: Path, curve: list[dict[str, Any]], clock: str, title: str) 
     bottom.legend(loc="upper left", ncols=2)
     bottom.grid(alpha=0.3)
     fig.tight_layout()
-    with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".png", delete=False) as f:
-        fig.savefig(f, format="png", dpi=100)
+    with atomic_path(path) as temp:
+        fig.savefig(temp, format="png", dpi=100)
     plt.close(fig)
-    os.replace(f.name, path)
 
 
 def main(argv: list[str] | None = None) -> int:

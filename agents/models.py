@@ -1,7 +1,7 @@
 """Load any model file this project writes as a Policy, telling the kinds apart by content.
 
 Both kinds are zip archives: a Q-table ``.npz`` (``QLearningAgent.save``) holds ``format.npy``;
-an SB3 model (``agents.sb3.save_model``) holds SB3's members and our ``gym_tictactoe.json``.
+an SB3 model (``agents.sb3_files.save_model``) holds SB3's members and our ``gym_tictactoe.json``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 from gym_tictactoe.evaluation import Policy
 
 EXPECTED = ("a Q-table .npz written by QLearningAgent.save or an SB3 .zip written by "
-            "agents.sb3.save_model (train.py writes either)")
+            "agents.sb3_files.save_model (train.py writes either)")
 
 
 def model_kind(path: str | os.PathLike) -> str:
@@ -39,7 +39,8 @@ def load_policy(path: str | os.PathLike) -> tuple[Policy, str]:
         from agents.q_learning import QLearningAgent
 
         return QLearningAgent.load(path), "q"
-    from agents.sb3 import ModelPolicy, algo_of, load_model  # torch only when needed
+    from agents.sb3 import ModelPolicy, algo_of  # torch only when needed
+    from agents.sb3_files import load_model
 
     model = load_model(path)
     return ModelPolicy(model), algo_of(model)

@@ -21,12 +21,8 @@ touches perfect play only now and then, about 4 times later, and falls back to 8
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 import time
-import zipfile
-import zlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from functools import cache
@@ -36,11 +32,11 @@ import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
+from agents import q_files
+from agents.q_files import FORMAT as FORMAT  # still importable from here
+from agents.q_files import TABLE_SHAPE
 from gym_tictactoe import game
 
-FORMAT = "gym_tictactoe.q_learning/1"
-TABLE_SHAPE = (game.N_CODES, game.N_CELLS)
-ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first entry, or an empty zip
 TRAINING_OPPONENT = "epsilon:epsilon=0.4"  # see the module docstring
 Callback = Callable[["QLearningAgent", int], "bool | None"]
 
@@ -236,13 +232,9 @@ class QLearningAgent:
         The file is a NumPy ``.npz`` of plain arrays: ``format`` (``FORMAT``), ``config`` and
         ``rng`` (JSON strings), ``q``, ``visits`` and ``episodes``; loading needs no pickle.
         """
-        arrays = {
-            "format": np.array(FORMAT),
-            "config": np.array(json.dumps(asdict(self.config))),
-            "rng": np.array(json.dumps(self.rng.bit_generator.state)),
-            "q": self.q, "visits": self.visits, "episodes": np.array(self.episodes, np.int64),
-        }
-        return _write_atomically(Path(path), arrays)
+        state = self.rng.bit_generator.state
+        contents = q_files.Contents(self.config, self.q, self.visits, self.episodes, state)
+        return q_files.write(path, contents)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> QLearningAgent:
@@ -251,13 +243,11 @@ class QLearningAgent:
         Raises FileNotFoundError for a missing file and ValueError, saying what is wrong, for
         anything that is not such a file; nothing in the file is ever unpickled.
         """
-        path = Path(path)
-        arrays = _read_npz(path)
-        agent = cls(_config(arrays, path))
-        agent.q[...] = _table(arrays, "q", "f", path)
-        agent.visits[...] = _table(arrays, "visits", "iu", path)
-        agent.episodes = _count(arrays, path)
-        agent.rng.bit_generator.state = _rng_state(arrays, path)
+        contents = q_files.read(path, QLearningConfig)
+        agent = cls(contents.config)
+        agent.q[...], agent.visits[...] = contents.q, contents.visits
+        agent.episodes = contents.episodes
+        agent.rng.bit_generator.state = contents.rng_state
         return agent
 
     def _episode(self, env: gym.Env, obs: npt.ArrayLike, epsilon: float) -> tuple[float, int]:
@@ -306,96 +296,6 @@ def _code(codes: dict[bytes, int], obs: npt.ArrayLike) -> int:
         return codes[np.asarray(obs, dtype=np.int8).tobytes()]
     except (KeyError, ValueError, TypeError, OverflowError):
         raise ValueError(f"an observation is 9 cells of 0, 1 or 2; got {obs!r}") from None
-
-
-def _write_atomically(path: Path, arrays: dict[str, npt.NDArray]) -> Path:
-    """Write an .npz to a temporary file beside ``path``, then rename it into place, so a
-    crash never leaves a half-written file under the real name."""
-    if not path.parent.is_dir():
-        raise FileNotFoundError(f"cannot save to {path}: no directory {path.parent}")
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as file:
-            np.savez_compressed(file, **arrays)
-        os.chmod(temp, 0o644)  # mkstemp makes it private; a saved agent is ordinary data
-        os.replace(temp, path)
-    finally:
-        Path(temp).unlink(missing_ok=True)
-    return path
-
-
-def _bad_file(path: Path, problem: str) -> ValueError:
-    return ValueError(f"{path} is not a Q-learning agent file: {problem}; expected an .npz "
-                      f"written by QLearningAgent.save (format {FORMAT!r})")
-
-
-def _read_npz(path: Path) -> dict[str, npt.NDArray]:
-    """Every array of an .npz, read without pickle; clear errors for anything else."""
-    if not path.exists():
-        raise FileNotFoundError(f"no Q-learning agent file at {path}")
-    if not path.is_file():
-        raise _bad_file(path, "it is not a regular file")
-    with open(path, "rb") as file:
-        if file.read(4) not in ZIP_MAGIC:  # else np.load would try it as .npy or pickle
-            raise _bad_file(path, "it is not a zip archive")
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {key: data[key] for key in data.files}
-        return {key: value for key, value in arrays.items() if isinstance(value, np.ndarray)}
-    except ValueError as error:
-        problem = (
-            "it holds an object array, which would need unpickling"
-            if "object arrays" in str(error).lower() else f"unreadable ({error})")
-    except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as error:
-        problem = f"unreadable, perhaps truncated ({type(error).__name__}: {error})"
-    raise _bad_file(path, problem)
-
-
-def _string(arrays: dict[str, npt.NDArray], key: str, path: Path) -> str:
-    value = arrays.get(key)
-    if value is None or value.shape != () or value.dtype.kind != "U":
-        raise _bad_file(path, f"no {key!r} string")
-    return str(value)
-
-
-def _config(arrays: dict[str, npt.NDArray], path: Path) -> QLearningConfig:
-    found = _string(arrays, "format", path)
-    if found != FORMAT:
-        raise _bad_file(path, f"its format is {found!r}")
-    try:
-        return QLearningConfig(**json.loads(_string(arrays, "config", path)))
-    except (json.JSONDecodeError, TypeError, ValueError) as error:
-        raise _bad_file(path, f"bad hyper-parameters ({error})") from None
-
-
-def _table(arrays: dict[str, npt.NDArray], key: str, kinds: str, path: Path) -> npt.NDArray:
-    table = arrays.get(key)
-    kind = "floats" if kinds == "f" else "integers"
-    if table is None or table.shape != TABLE_SHAPE or table.dtype.kind not in kinds:
-        found = "missing" if table is None else f"{table.dtype} {table.shape}"
-        raise _bad_file(path, f"{key!r} must be {kind} of shape {TABLE_SHAPE}, found {found}")
-    if (~np.isfinite(table) if kinds == "f" else table < 0).any():
-        raise _bad_file(path, f"{key!r} holds {'non-finite' if kinds == 'f' else 'negative'} "
-                              "values")
-    return table
-
-
-def _count(arrays: dict[str, npt.NDArray], path: Path) -> int:
-    episodes = arrays.get("episodes")
-    if episodes is None or episodes.shape != () or episodes.dtype.kind not in "iu" \
-            or episodes < 0:
-        raise _bad_file(path, "'episodes' must be a non-negative integer")
-    return int(episodes)
-
-
-def _rng_state(arrays: dict[str, npt.NDArray], path: Path) -> dict:
-    try:
-        state = json.loads(_string(arrays, "rng", path))
-        probe = np.random.default_rng()
-        probe.bit_generator.state = state  # validates it without touching the agent's
-    except (json.JSONDecodeError, TypeError, ValueError, KeyError) as error:
-        raise _bad_file(path, f"bad generator state ({error})") from None
-    return state
 
 
 def _progress_bar(total: int):

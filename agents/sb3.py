@@ -1,4 +1,4 @@
-"""Stable-Baselines3 / sb3-contrib glue for TicTacToe-v0: envs, models, exact evaluation, files.
+"""Stable-Baselines3 / sb3-contrib glue for TicTacToe-v0: envs, models, exact evaluation.
 
 Three algorithms, one table of hyperparameters each (``HYPERPARAMETERS``):
 
@@ -10,23 +10,16 @@ Three algorithms, one table of hyperparameters each (``HYPERPARAMETERS``):
 
 :class:`ModelPolicy` turns any of them into a Policy ``(obs, mask) -> cell`` that always
 respects the mask, :class:`ExactEvalCallback` runs ``gym_tictactoe.evaluation.evaluate`` during
-training, and :func:`save_model` / :func:`load_model` write and read SB3 zips without pickle.
+training; ``agents.sb3_files`` writes and reads the models' zips without pickle.
 """
 
 from __future__ import annotations
 
 import copy
-import json
-import os
-import tempfile
 import time
-import zipfile
-import zlib
-from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -40,8 +33,6 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
 from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.type_aliases import TrainFreq, TrainFrequencyUnit
-from stable_baselines3.common.utils import FloatSchedule, LinearSchedule
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
 from gym_tictactoe import evaluation, game
@@ -56,12 +47,11 @@ ALGO_CLASSES: dict[str, type[BaseAlgorithm]] = {
 # Every kind of player in each episode's draw: weak ones lead the agent into the positions that
 # follow mistakes, the (epsilon-)perfect ones punish its own mistakes.
 CURRICULUM = "random+heuristic+epsilon:epsilon=0.2+minimax"
-MARKER = "gym_tictactoe.json"
-FORMAT = "gym_tictactoe.sb3/1"
 RESULT_SCORES = {"win": 1, "draw": 0, "loss": -1}
 
 # Small networks: the whole game has 4,520 positions to face, so two layers of 64 are plenty and
-# keep CPU updates cheap. Constant schedules only, so save_model can store them as plain JSON.
+# keep CPU updates cheap. Constant schedules only, so sb3_files.save_model can store them as
+# plain JSON.
 # PPO's limit here is sample efficiency on rare positions (the lines that follow an opponent's
 # mistake), so each rollout gets many small-batch gradient steps and a high entropy bonus. In a
 # MaskablePPO sweep (80k timesteps, seed 0: lr 3e-4/1e-3, entropy 0.01-0.1, batch 128-512,
@@ -340,132 +330,3 @@ def torch_threads(threads: int | None) -> Iterator[None]:
         yield
     finally:
         th.set_num_threads(previous)
-
-
-# --- files: SB3 zips plus our marker, read back without pickle -------------------------------
-
-def save_model(model: BaseAlgorithm, path: str | os.PathLike) -> Path:
-    """Write ``model`` to ``path`` (exactly, no suffix added) atomically; returns the path.
-
-    The file is SB3's zip plus ``gym_tictactoe.json`` naming the algorithm and the settings
-    that :func:`load_model` rebuilds instead of unpickling.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    marker = _marker(model)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".zip", dir=path.parent)
-    os.close(handle)
-    try:
-        model.save(temp)
-        with zipfile.ZipFile(temp, "a") as archive:
-            data = json.loads(archive.read("data"))
-            _custom_objects(marker, data, path)  # refuse now what could not be loaded later
-            archive.writestr(MARKER, json.dumps(marker, indent=2))
-        os.replace(temp, path)
-    finally:
-        Path(temp).unlink(missing_ok=True)
-    return path
-
-
-def _marker(model: BaseAlgorithm) -> dict[str, Any]:
-    algo = algo_of(model)
-    marker: dict[str, Any] = {"format": FORMAT, "algo": algo}
-    if algo == "dqn":
-        marker["train_freq"] = [model.train_freq.frequency, model.train_freq.unit.value]
-    else:
-        start, end = model.clip_range(1.0), model.clip_range(0.0)
-        if start != end:
-            raise ValueError(f"only a constant clip_range can be saved; got {model.clip_range}")
-        marker["clip_range"] = start
-    return marker
-
-
-def load_model(path: str | os.PathLike, algo: str | None = None,
-               env: gym.Env | VecEnv | None = None, device: str = "auto") -> BaseAlgorithm:
-    """Load a model written by :func:`save_model`, without unpickling anything.
-
-    Every entry SB3 would unpickle is rebuilt from the marker and the plain JSON instead (SB3
-    loads the weights itself with ``torch.load(weights_only=True)``). Raises FileNotFoundError
-    for a missing file and ValueError for a file that is not ours, is damaged, or holds another
-    ``algo`` than asked. Pass ``env`` to go on training.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no model file at {path}")
-    marker, data = _read_archive(path)
-    if algo is not None and check_algo(algo) != marker["algo"]:
-        raise ValueError(f"{path} holds a {marker['algo']} model, not {algo}")
-    custom = _custom_objects(marker, data, path)
-    cls = ALGO_CLASSES[marker["algo"]]
-    return cls.load(path, env=env, device=device, custom_objects=custom)
-
-
-def _read_archive(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The marker and SB3's data JSON of a model zip, after checking every member's CRC."""
-    expected = f"expected a model zip written by agents.sb3.save_model ({FORMAT})"
-    try:
-        with zipfile.ZipFile(path) as archive:
-            names = set(archive.namelist())
-            missing = sorted({"data", "policy.pth", MARKER} - names)
-            if missing:
-                raise ValueError(f"{path} lacks {missing}: {expected}")
-            damaged = archive.testzip()
-            if damaged is not None:
-                raise ValueError(f"{path} is damaged (bad CRC in {damaged!r}): {expected}")
-            marker, data = json.loads(archive.read(MARKER)), json.loads(archive.read("data"))
-    except (zipfile.BadZipFile, zlib.error, EOFError, UnicodeDecodeError,
-            json.JSONDecodeError) as error:
-        raise ValueError(f"{path} is not a readable zip ({error}): {expected}") from None
-    if not (isinstance(marker, dict) and marker.get("format") == FORMAT
-            and marker.get("algo") in ALGOS and isinstance(data, dict)):
-        raise ValueError(f"{path} has an unknown {MARKER} {marker!r}: {expected}")
-    return marker, data
-
-
-def _custom_objects(marker: dict[str, Any], data: dict[str, Any], path: Path) -> dict[str, Any]:
-    """A pickle-free replacement for every entry of ``data`` that SB3 would unpickle."""
-    known = _rebuilt_objects(marker, data)
-    custom = {}
-    for key, item in data.items():
-        if isinstance(item, dict) and ":serialized:" in item:
-            if key not in known:
-                raise ValueError(f"{path}: {key!r} can only be read by unpickling; "
-                                 f"pickle-free entries are {sorted(known)}")
-            _check_described(key, item, known[key], path)
-            custom[key] = known[key]
-    return custom
-
-
-def _rebuilt_objects(marker: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
-    """Our own values for the entries SB3 pickles; None buffers and classes mean the defaults,
-    and empty observation state makes the next ``learn`` reset the env."""
-    algo, window = marker["algo"], int(data.get("_stats_window_size", 100))
-    objects: dict[str, Any] = {
-        "policy_class": ALGO_CLASSES[algo].policy_aliases["MlpPolicy"],
-        "observation_space": observation_space(algo),
-        "action_space": spaces.Discrete(game.N_CELLS),
-        "_last_obs": None, "_last_episode_starts": None, "_last_original_obs": None,
-        "ep_info_buffer": deque(maxlen=window), "ep_success_buffer": deque(maxlen=window),
-        "rollout_buffer_class": None, "replay_buffer_class": None,
-    }
-    if isinstance(data.get("learning_rate"), float | int):
-        objects["lr_schedule"] = FloatSchedule(data["learning_rate"])
-    if "clip_range" in marker:
-        objects["clip_range"] = FloatSchedule(marker["clip_range"])
-    if "train_freq" in marker:
-        frequency, unit = marker["train_freq"]
-        objects["train_freq"] = TrainFreq(int(frequency), TrainFrequencyUnit(unit))
-        objects["exploration_schedule"] = LinearSchedule(
-            data["exploration_initial_eps"], data["exploration_final_eps"],
-            data["exploration_fraction"])
-    return objects
-
-
-def _check_described(key: str, item: dict[str, Any], value: Any, path: Path) -> None:
-    # SB3 records each pickled object's type (and a class's module) in plain JSON: a cheap check
-    # that our replacement is the same kind of thing.
-    if key in ("observation_space", "action_space") and item[":type:"] != str(type(value)):
-        raise ValueError(f"{path}: {key} is a {item[':type:']}, expected {type(value)}")
-    if key == "policy_class" and item.get("__module__") != value.__module__:
-        raise ValueError(f"{path}: policy class from {item.get('__module__')!r}, expected "
-                         f"{value.__module__!r}")

@@ -18,7 +18,7 @@ import cloudpickle
 from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
 from stable_baselines3.common.monitor import Monitor
 
-from agents import sb3
+from agents import sb3, sb3_files
 from gym_tictactoe import evaluation, game
 from gym_tictactoe.wrappers import OneHotObservation
 
@@ -184,8 +184,8 @@ def test_train_returns_the_model_and_its_callback(monkeypatch):
 
 @pytest.mark.parametrize("algo", sb3.ALGOS)
 def test_save_and_load_give_identical_predictions(trained, tmp_path, algo):
-    path = sb3.save_model(trained[algo], tmp_path / "model.zip")
-    loaded = sb3.load_model(path, algo)
+    path = sb3_files.save_model(trained[algo], tmp_path / "model.zip")
+    loaded = sb3_files.load_model(path, algo)
     boards, masks = _positions()
     before, after = sb3.ModelPolicy(trained[algo]), sb3.ModelPolicy(loaded)
     np.testing.assert_array_equal(after.preferences(boards), before.preferences(boards))
@@ -196,7 +196,7 @@ def test_save_and_load_give_identical_predictions(trained, tmp_path, algo):
 
 @pytest.mark.parametrize("algo", sb3.ALGOS)
 def test_loading_never_unpickles(trained, tmp_path, monkeypatch, algo):
-    path = sb3.save_model(trained[algo], tmp_path / "model.zip")
+    path = sb3_files.save_model(trained[algo], tmp_path / "model.zip")
 
     def refuse(*args, **kwargs):
         raise AssertionError("unpickling attempted")
@@ -206,21 +206,21 @@ def test_loading_never_unpickles(trained, tmp_path, monkeypatch, algo):
         monkeypatch.setattr(module, "load", refuse)
     with pytest.raises(AssertionError, match="unpickling"):  # SB3's plain load does unpickle
         sb3.ALGO_CLASSES[algo].load(path)
-    assert type(sb3.load_model(path)) is sb3.ALGO_CLASSES[algo]
+    assert type(sb3_files.load_model(path)) is sb3.ALGO_CLASSES[algo]
 
 
 @pytest.mark.parametrize("algo", sb3.ALGOS)
 def test_a_loaded_model_trains_on(trained, tmp_path, algo):
-    path = sb3.save_model(trained[algo], tmp_path / "model.zip")
-    model = sb3.load_model(path, env=sb3.make_vec_env(algo, n_envs=2, seed=1))
+    path = sb3_files.save_model(trained[algo], tmp_path / "model.zip")
+    model = sb3_files.load_model(path, env=sb3.make_vec_env(algo, n_envs=2, seed=1))
     model.learn(128, reset_num_timesteps=False)
     assert model.num_timesteps >= trained[algo].num_timesteps + 128
 
 
 def test_load_refuses_other_files(trained, tmp_path):
-    good = sb3.save_model(trained["ppo"], tmp_path / "good.zip")
+    good = sb3_files.save_model(trained["ppo"], tmp_path / "good.zip")
     with pytest.raises(FileNotFoundError, match="no model file"):
-        sb3.load_model(tmp_path / "missing.zip")
+        sb3_files.load_model(tmp_path / "missing.zip")
     content = good.read_bytes()
     # Cut anywhere: before the first header, mid-way (where torch's own inner zip of the weights
     # can pass for a whole archive), or just short of the end.
@@ -229,19 +229,19 @@ def test_load_refuses_other_files(trained, tmp_path):
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
         with pytest.raises(ValueError, match=r"(not a readable zip|lacks).*save_model"):
-            sb3.load_model(tmp_path / name)
+            sb3_files.load_model(tmp_path / name)
     with pytest.raises(ValueError, match="holds a ppo model, not dqn"):
-        sb3.load_model(good, "dqn")
+        sb3_files.load_model(good, "dqn")
 
 
 def test_load_refuses_a_plain_sb3_zip(trained, tmp_path):
     trained["dqn"].save(tmp_path / "plain.zip")
     with pytest.raises(ValueError, match=r"lacks \['gym_tictactoe.json'\].*save_model"):
-        sb3.load_model(tmp_path / "plain.zip")
+        sb3_files.load_model(tmp_path / "plain.zip")
 
 
 def test_load_refuses_a_damaged_member(trained, tmp_path):
-    path = sb3.save_model(trained["maskable-ppo"], tmp_path / "model.zip")
+    path = sb3_files.save_model(trained["maskable-ppo"], tmp_path / "model.zip")
     with zipfile.ZipFile(path) as archive:
         info = archive.getinfo("policy.pth")
     data = bytearray(path.read_bytes())
@@ -249,18 +249,18 @@ def test_load_refuses_a_damaged_member(trained, tmp_path):
     data[start + info.compress_size // 2] ^= 0xFF
     path.write_bytes(bytes(data))
     with pytest.raises(ValueError, match=r"damaged.*policy\.pth"):
-        sb3.load_model(path)
+        sb3_files.load_model(path)
 
 
 def test_load_refuses_a_foreign_marker(trained, tmp_path):
-    path = sb3.save_model(trained["ppo"], tmp_path / "model.zip")
-    _rewrite_member(path, sb3.MARKER, b'{"format": "something else", "algo": "ppo"}')
+    path = sb3_files.save_model(trained["ppo"], tmp_path / "model.zip")
+    _rewrite_member(path, sb3_files.MARKER, b'{"format": "something else", "algo": "ppo"}')
     with pytest.raises(ValueError, match=r"unknown gym_tictactoe\.json"):
-        sb3.load_model(path)
+        sb3_files.load_model(path)
 
 
 def test_a_failed_save_leaves_the_old_file(trained, tmp_path, monkeypatch):
-    path = sb3.save_model(trained["ppo"], tmp_path / "model.zip")
+    path = sb3_files.save_model(trained["ppo"], tmp_path / "model.zip")
     before = path.read_bytes()
 
     def broken_save(*args, **kwargs):
@@ -268,7 +268,7 @@ def test_a_failed_save_leaves_the_old_file(trained, tmp_path, monkeypatch):
 
     monkeypatch.setattr(trained["dqn"], "save", broken_save)
     with pytest.raises(OSError, match="disk full"):
-        sb3.save_model(trained["dqn"], path)
+        sb3_files.save_model(trained["dqn"], path)
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["model.zip"]
 

@@ -29,7 +29,7 @@ def check_run(run: Path, model: str, clock: str) -> dict:
     assert all(r["wins"] + r["draws"] + r["losses"] == 10
                for seats in results["results"].values() for r in seats.values())
     assert results["learning_curve"] and all(clock in e for e in results["learning_curve"])
-    assert not list(run.glob("*.tmp")), "no temporary file is left behind"
+    assert sorted(p.name for p in run.iterdir()) == ["learning_curve.png", model, "results.json"]
     return results
 
 

@@ -1,0 +1,151 @@
+"""SB3 model files: SB3's zip plus our marker ``gym_tictactoe.json``, read back without pickle.
+
+:func:`save_model` writes one atomically; :func:`load_model` rebuilds every object SB3 would
+unpickle from the marker and SB3's plain JSON instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+import zlib
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+from gymnasium import spaces
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.type_aliases import TrainFreq, TrainFrequencyUnit
+from stable_baselines3.common.utils import FloatSchedule, LinearSchedule
+from stable_baselines3.common.vec_env import VecEnv
+
+from agents.sb3 import ALGO_CLASSES, ALGOS, algo_of, check_algo, observation_space
+from gym_tictactoe import game
+from gym_tictactoe.files import atomic_path
+
+MARKER = "gym_tictactoe.json"
+FORMAT = "gym_tictactoe.sb3/1"
+
+
+def save_model(model: BaseAlgorithm, path: str | os.PathLike) -> Path:
+    """Write ``model`` to ``path`` (exactly, no suffix added) atomically; returns the path.
+
+    The file is SB3's zip plus ``gym_tictactoe.json`` naming the algorithm and the settings
+    that :func:`load_model` rebuilds instead of unpickling.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    marker = _marker(model)
+    with atomic_path(path, suffix=".zip") as temp:  # SB3 would add .zip to a name without it
+        model.save(temp)
+        with zipfile.ZipFile(temp, "a") as archive:
+            data = json.loads(archive.read("data"))
+            _custom_objects(marker, data, path)  # refuse now what could not be loaded later
+            archive.writestr(MARKER, json.dumps(marker, indent=2))
+    return path
+
+
+def _marker(model: BaseAlgorithm) -> dict[str, Any]:
+    algo = algo_of(model)
+    marker: dict[str, Any] = {"format": FORMAT, "algo": algo}
+    if algo == "dqn":
+        marker["train_freq"] = [model.train_freq.frequency, model.train_freq.unit.value]
+    else:
+        start, end = model.clip_range(1.0), model.clip_range(0.0)
+        if start != end:
+            raise ValueError(f"only a constant clip_range can be saved; got {model.clip_range}")
+        marker["clip_range"] = start
+    return marker
+
+
+def load_model(path: str | os.PathLike, algo: str | None = None,
+               env: gym.Env | VecEnv | None = None, device: str = "auto") -> BaseAlgorithm:
+    """Load a model written by :func:`save_model`, without unpickling anything.
+
+    Every entry SB3 would unpickle is rebuilt from the marker and the plain JSON instead (SB3
+    loads the weights itself with ``torch.load(weights_only=True)``). Raises FileNotFoundError
+    for a missing file and ValueError for a file that is not ours, is damaged, or holds another
+    ``algo`` than asked. Pass ``env`` to go on training.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no model file at {path}")
+    marker, data = _read_archive(path)
+    if algo is not None and check_algo(algo) != marker["algo"]:
+        raise ValueError(f"{path} holds a {marker['algo']} model, not {algo}")
+    custom = _custom_objects(marker, data, path)
+    cls = ALGO_CLASSES[marker["algo"]]
+    return cls.load(path, env=env, device=device, custom_objects=custom)
+
+
+def _read_archive(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The marker and SB3's data JSON of a model zip, after checking every member's CRC."""
+    expected = f"expected a model zip written by agents.sb3_files.save_model ({FORMAT})"
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+            missing = sorted({"data", "policy.pth", MARKER} - names)
+            if missing:
+                raise ValueError(f"{path} lacks {missing}: {expected}")
+            damaged = archive.testzip()
+            if damaged is not None:
+                raise ValueError(f"{path} is damaged (bad CRC in {damaged!r}): {expected}")
+            marker, data = json.loads(archive.read(MARKER)), json.loads(archive.read("data"))
+    except (zipfile.BadZipFile, zlib.error, EOFError, UnicodeDecodeError,
+            json.JSONDecodeError) as error:
+        raise ValueError(f"{path} is not a readable zip ({error}): {expected}") from None
+    if not (isinstance(marker, dict) and marker.get("format") == FORMAT
+            and marker.get("algo") in ALGOS and isinstance(data, dict)):
+        raise ValueError(f"{path} has an unknown {MARKER} {marker!r}: {expected}")
+    return marker, data
+
+
+def _custom_objects(marker: dict[str, Any], data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """A pickle-free replacement for every entry of ``data`` that SB3 would unpickle."""
+    known = _rebuilt_objects(marker, data)
+    custom = {}
+    for key, item in data.items():
+        if isinstance(item, dict) and ":serialized:" in item:
+            if key not in known:
+                raise ValueError(f"{path}: {key!r} can only be read by unpickling; "
+                                 f"pickle-free entries are {sorted(known)}")
+            _check_described(key, item, known[key], path)
+            custom[key] = known[key]
+    return custom
+
+
+def _rebuilt_objects(marker: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """Our own values for the entries SB3 pickles; None buffers and classes mean the defaults,
+    and empty observation state makes the next ``learn`` reset the env."""
+    algo, window = marker["algo"], int(data.get("_stats_window_size", 100))
+    objects: dict[str, Any] = {
+        "policy_class": ALGO_CLASSES[algo].policy_aliases["MlpPolicy"],
+        "observation_space": observation_space(algo),
+        "action_space": spaces.Discrete(game.N_CELLS),
+        "_last_obs": None, "_last_episode_starts": None, "_last_original_obs": None,
+        "ep_info_buffer": deque(maxlen=window), "ep_success_buffer": deque(maxlen=window),
+        "rollout_buffer_class": None, "replay_buffer_class": None,
+    }
+    if isinstance(data.get("learning_rate"), float | int):
+        objects["lr_schedule"] = FloatSchedule(data["learning_rate"])
+    if "clip_range" in marker:
+        objects["clip_range"] = FloatSchedule(marker["clip_range"])
+    if "train_freq" in marker:
+        frequency, unit = marker["train_freq"]
+        objects["train_freq"] = TrainFreq(int(frequency), TrainFrequencyUnit(unit))
+        objects["exploration_schedule"] = LinearSchedule(
+            data["exploration_initial_eps"], data["exploration_final_eps"],
+            data["exploration_fraction"])
+    return objects
+
+
+def _check_described(key: str, item: dict[str, Any], value: Any, path: Path) -> None:
+    # SB3 records each pickled object's type (and a class's module) in plain JSON: a cheap check
+    # that our replacement is the same kind of thing.
+    if key in ("observation_space", "action_space") and item[":type:"] != str(type(value)):
+        raise ValueError(f"{path}: {key} is a {item[':type:']}, expected {type(value)}")
+    if key == "policy_class" and item.get("__module__") != value.__module__:
+        raise ValueError(f"{path}: policy class from {item.get('__module__')!r}, expected "
+                         f"{value.__module__!r}")
