@@ -1,13 +1,13 @@
 """How fast do SB3 algorithms learn perfect tic-tac-toe? Timesteps and wall time, measured exactly.
 
 Each algorithm (MaskablePPO on the board with action masks; PPO and DQN on one-hot boards, where
-an illegal move loses) trains against the curriculum mixture in both seats (``agent_mark`` drawn
+an illegal move loses) trains against ``agents.sb3.CURRICULUM`` in both seats (``agent_mark`` drawn
 each episode), with ``gym_tictactoe.evaluation.evaluate`` every ``--eval-every`` timesteps. Per
 algorithm and seed the table gives the first evaluation with draws in both seats against any
 opponent, the first perfect one (draws and 100% value-keeping moves; training stops there) or
 else the best optimal-move rate reached within the budget::
 
-    python benchmarks/training.py --algos maskable-ppo dqn ppo --timesteps 150000 --seeds 0
+    python benchmarks/training.py --algos maskable-ppo ppo dqn --seeds 0 1
 
 Wall times include the exact evaluations (about 0.1 s each) and depend on the machine and its
 load; timesteps do not. The results JSON holds every evaluation for learning curves.
@@ -27,16 +27,20 @@ from pathlib import Path
 from typing import Any
 
 from agents import sb3
+from gym_tictactoe.files import atomic_path
 
 DEFAULT_OUT = Path("benchmarks/results/training.json")
+# Enough for each to reach its plateau against the curriculum (about 2-5 minutes each on 2 cores).
+BUDGETS = {"maskable-ppo": 600_000, "ppo": 1_000_000, "dqn": 300_000}
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--algos", nargs="+", default=list(sb3.ALGOS), choices=sb3.ALGOS)
-    parser.add_argument("--timesteps", type=int, default=150_000, help="budget per run")
+    parser.add_argument("--timesteps", type=int, default=None,
+                        help=f"budget per run (default per algorithm: {BUDGETS})")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
-    parser.add_argument("--eval-every", type=int, default=5_000, help="timesteps between "
+    parser.add_argument("--eval-every", type=int, default=10_000, help="timesteps between "
                         "exact evaluations (the resolution of the figures)")
     parser.add_argument("--opponent", default=sb3.CURRICULUM, help="opponent spec to train on")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is "
@@ -50,8 +54,8 @@ def run_one(algo: str, seed: int, args: argparse.Namespace) -> dict[str, Any]:
     """Train one algorithm with one seed; the figures for the table and the JSON."""
     start = time.perf_counter()
     model, callback = sb3.train(
-        algo, args.timesteps, opponent=args.opponent, agent_mark="random", seed=seed,
-        eval_every=args.eval_every, progress_bar=args.progress, stop_when_perfect=True,
+        algo, args.timesteps or BUDGETS[algo], opponent=args.opponent, agent_mark="random",
+        seed=seed, eval_every=args.eval_every, progress_bar=args.progress, stop_when_perfect=True,
         threads=args.threads,
     )
     history = callback.history
@@ -73,7 +77,7 @@ def _when(entry: dict[str, Any] | None) -> str:
     return "-" if entry is None else f"{entry['timesteps']:,} ({entry['seconds']:.0f} s)"
 
 
-def format_table(runs: list[dict[str, Any]], budget: int) -> str:
+def format_table(runs: list[dict[str, Any]]) -> str:
     """One row per run: when it first drew in both seats, when it became perfect, its best."""
     header = ("algo", "seed", "draw/draw at", "100% optimal at", "best rate (at)",
               "final X/O", "steps", "wall s")
@@ -88,7 +92,7 @@ def format_table(runs: list[dict[str, Any]], budget: int) -> str:
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
              for row in rows]
     lines.insert(1, "  ".join("-" * width for width in widths))
-    return "\n".join(lines) + f"\n(budget {budget:,} timesteps per run; '-' = not reached)"
+    return "\n".join(lines) + "\n('-' = not reached within the run's budget)"
 
 
 def _environment(args: argparse.Namespace) -> dict[str, Any]:
@@ -106,12 +110,12 @@ def write_results(path: Path, args: argparse.Namespace, runs: list[dict[str, Any
         "command": " ".join(["python", *sys.argv]), "settings": settings,
         "hyperparameters": {algo: sb3.HYPERPARAMETERS[algo] for algo in args.algos},
         "n_envs": {algo: sb3.N_ENVS[algo] for algo in args.algos},
+        "budgets": {algo: args.timesteps or BUDGETS[algo] for algo in args.algos},
         "environment": _environment(args), "runs": runs,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(path.name + ".tmp")
-    temp.write_text(json.dumps(results, indent=2))
-    temp.replace(path)  # a reader never sees half a file
+    with atomic_path(path) as temp:  # a reader never sees half a file
+        temp.write_text(json.dumps(results, indent=2))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -122,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             runs.append(run_one(algo, seed, args))
             print(f"done {algo} seed {seed}: {runs[-1]['timesteps']:,} steps in "
                   f"{runs[-1]['wall_seconds']:.0f} s", flush=True)
-    print(format_table(runs, args.timesteps))
+    print(format_table(runs))
     write_results(args.out, args, runs)
     print(f"results written to {args.out}")
     return 0
