@@ -148,10 +148,11 @@ def test_the_same_seed_trains_the_same_table():
 
 
 def test_a_short_training_beats_random_play_far_more_often_than_no_training():
-    untrained, agent = QLearningAgent(seed=0), trained(2000, seed=0)
+    untrained, agent = QLearningAgent(seed=0), trained(3000, seed=0)
     before = evaluation.play_games(untrained, "random", 400, agent_mark="random", seed=0)
     after = evaluation.play_games(agent, "random", 400, agent_mark="random", seed=0)
-    # Measured: before 257 wins, 134 losses (score 0.31); after 327 wins, 22 losses (0.76).
+    # Measured: before 253 wins, 131 losses (score 0.31); after 3,000 episodes 24 losses and a
+    # score of 0.79 (seeds 0-4: 0.79-0.89, 8-24 losses; 2,000 episodes was too few to be safe).
     assert after.score > before.score + 0.3 and after.losses < before.losses / 3
     assert evaluation.optimal_move_rate(agent).rate > 0.75  # untrained: 0.59
 
