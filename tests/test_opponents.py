@@ -201,3 +201,9 @@ def test_parse_opponent_specs():
         parse_opponent("random*x")
     with pytest.raises(ValueError, match="expected key=value"):
         parse_opponent("epsilon:0.3")
+
+
+def test_heuristic_throws_the_value_away_in_82_positions():
+    # The README's figure: positions where one of its candidate moves loses the game value.
+    keeps = solver.solve().keeps_value[PLAYING]
+    assert int((heuristic.table()[PLAYING] & ~keeps).any(axis=1).sum()) == 82
