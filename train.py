@@ -29,7 +29,7 @@ SCORES = {"win": 1, "draw": 0, "loss": -1}
 EPISODES, TIMESTEPS = 200_000, 200_000
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--algo", choices=ALGOS, default="q", help="the agent (default: q)")
     parser.add_argument("--timesteps", type=_positive, default=None,
@@ -52,6 +52,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=Path("runs"), help="output root (runs)")
     parser.add_argument("--name", default=None, help="run folder name (default: ALGO-seedSEED)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    return parser
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The arguments, checked: a flag of the other kind of algorithm, a bad opponent spec or an
+    unusable --out is a usage error (exit 2), never a traceback later."""
+    parser = build_parser()
     args = parser.parse_args(argv)
     wrong = "--timesteps" if args.algo == "q" else "--episodes"
     if getattr(args, wrong.strip("-")) is not None:
