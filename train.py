@@ -41,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "(default: the algorithm's curriculum)")
     parser.add_argument("--seat", choices=("X", "O", "random"), default="random",
                         help="the agent's mark (default: random, drawn each episode)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of everything (default: 0)")
+    parser.add_argument("--seed", type=_non_negative, default=0,
+                        help="seed of everything (default: 0)")
     parser.add_argument("--n-envs", type=_positive, default=None,
                         help="SB3 parallel envs (default: the algorithm's own)")
     parser.add_argument("--eval-every", type=_positive, default=None,
@@ -75,19 +76,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def _positive(text: str) -> int:
+def _non_negative(text: str) -> int:
+    return _positive(text, low=0)
+
+
+def _positive(text: str, low: int = 1) -> int:
+    kind = "a positive" if low == 1 else "a non-negative"
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+        value = low - 1
+    if value < low:
+        raise argparse.ArgumentTypeError(f"expected {kind} integer, got {text!r}")
     return value
 
 
 def _run_dir(out: Path, name: str) -> Path:
     """``out/name``, created; a missing or unwritable parent is a usage error, not a traceback."""
-    if not name or Path(name).name != name:
+    if not name or Path(name).name != name or name in (".", ".."):
         raise ValueError(f"--name must be a plain folder name; got {name!r}")
     parent = out.resolve().parent
     if not parent.is_dir():

@@ -303,6 +303,6 @@ def _progress_bar(total: int):
     try:
         from tqdm.auto import tqdm
     except ImportError:
-        raise ImportError('progress=True needs tqdm: pip install "gymnasium-tictactoe[train]"') \
-            from None
+        raise ImportError('progress=True needs tqdm: install the train extra, '
+                          'pip install ".[train]" in a clone of gym-tictactoe') from None
     return tqdm(total=total, unit="episode")

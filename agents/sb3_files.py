@@ -75,9 +75,15 @@ def load_model(path: str | os.PathLike, algo: str | None = None,
     marker, data = _read_archive(path)
     if algo is not None and check_algo(algo) != marker["algo"]:
         raise ValueError(f"{path} holds a {marker['algo']} model, not {algo}")
-    custom = _custom_objects(marker, data, path)
-    cls = ALGO_CLASSES[marker["algo"]]
-    return cls.load(path, env=env, device=device, custom_objects=custom)
+    try:
+        custom = _custom_objects(marker, data, path)
+        return ALGO_CLASSES[marker["algo"]].load(path, env=env, device=device,
+                                                 custom_objects=custom)
+    except (RuntimeError, KeyError, TypeError, IndexError) as error:
+        # Our marker but contents that do not fit it (other weights, edited JSON).
+        raise ValueError(f"{path} does not hold a consistent {marker['algo']} model "
+                         f"({type(error).__name__}: {error}); expected a model zip written by "
+                         f"agents.sb3_files.save_model ({FORMAT})") from None
 
 
 def _read_archive(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:

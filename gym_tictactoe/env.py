@@ -136,6 +136,9 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[npt.NDArray[np.int8], dict[str, Any]]:
         super().reset(seed=seed)
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be a dict such as {{'agent_mark': 'O'}}; "
+                             f"got {options!r}")
         mark = _choice("agent_mark", (options or {}).get("agent_mark", self.agent_mark_option),
                        AGENT_MARKS)
         if mark == "random":

@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from gym_tictactoe import game, solver
 from gym_tictactoe.env import VIEWS, TicTacToeEnv, as_cell
-from gym_tictactoe.opponents import Opponent, Policy, parse_opponent, resolve_opponent
+from gym_tictactoe.opponents import Opponent, Policy, resolve_opponent
 
 __all__ = [
     "NOT_A_CELL", "Blunder", "MoveRate", "Policy", "Record", "Report", "SeatResponse",
@@ -138,7 +138,7 @@ def play_games(
     """
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
         raise ValueError(f"n must be a non-negative integer; got {n!r}")
-    player = parse_opponent(opponent) if isinstance(opponent, str) else resolve_opponent(opponent)
+    player = resolve_opponent(opponent)
     env = TicTacToeEnv(opponent=player, agent_mark=agent_mark, illegal_action="lose")
     tally = Counter(_play_one(env, policy, seed if i == 0 else None) for i in range(n))
     env.close()
@@ -165,7 +165,11 @@ def results_table(
     n: int = 100,
     seed: int = 0,
 ) -> dict[str, dict[str, Record]]:
-    """``{opponent: {"X": Record, "O": Record}}``: ``n`` seeded games per opponent and seat."""
+    """``{opponent: {"X": Record, "O": Record}}``: ``n`` seeded games per opponent and seat.
+
+    ``opponents`` is a sequence of names or specs; a single string is one opponent."""
+    if isinstance(opponents, str):
+        opponents = (opponents,)
     return {name: {seat: play_games(policy, name, n, seat, seed) for seat in SEATS}
             for name in opponents}
 

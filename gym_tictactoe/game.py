@@ -75,8 +75,12 @@ def _tables():
     n_x, n_o = (cells == X).sum(axis=1), (cells == O).sum(axis=1)
     to_move = np.where(n_x == n_o, X, np.where(n_x == n_o + 1, O, EMPTY)).astype(np.int8)
     terminal = (winner != NO_WINNER) | (n_x + n_o == N_CELLS)
+    # Empty cells of every unfinished code, even where nobody can be to move: an O agent's
+    # observation (its own marks as 1) is such a code, one 2 more than 1s, and agents look
+    # its moves up here too. NEXT, though, only moves where a side is to move.
     legal_mask = ((cells == EMPTY) & ~terminal[:, None]).astype(np.int8)
-    nxt = np.where(legal_mask == 1, codes[:, None] + to_move[:, None] * POW3, -1)
+    nxt = np.where((legal_mask == 1) & (to_move[:, None] != EMPTY),
+                   codes[:, None] + to_move[:, None] * POW3, -1)
     canonical = (cells[:, SYMMETRIES].astype(np.int64) @ POW3).min(axis=1)
     return cells, winner, to_move, terminal, legal_mask, nxt.astype(np.int32), canonical
 
@@ -133,6 +137,8 @@ def legal_moves(code: Position) -> list[int]:
 
 def play(code: Position, cell: int) -> Position:
     """The position after the side to move puts its mark on ``cell``."""
+    if TO_MOVE[code] == EMPTY:
+        raise ValueError(f"position {code} cannot arise in a game (impossible mark counts)")
     if not 0 <= cell < N_CELLS or NEXT[code, cell] < 0:
         raise ValueError(f"move {cell!r} is not legal here; legal moves: {legal_moves(code)}")
     return int(NEXT[code, cell])

@@ -72,6 +72,8 @@ class TableOpponent(CodePlayer):
     name = "table"
 
     def __init__(self, deterministic: bool = False) -> None:
+        if not isinstance(deterministic, bool | np.bool_):
+            raise ValueError(f"deterministic must be True or False; got {deterministic!r}")
         self.deterministic = bool(deterministic)
 
     @property
@@ -148,8 +150,8 @@ class EpsilonOpponent(CodePlayer):
     name = "epsilon"
 
     def __init__(self, epsilon: float = 0.1, inner: Opponent | str = "minimax") -> None:
-        if not 0.0 <= float(epsilon) <= 1.0:
-            raise ValueError(f"epsilon must be in [0, 1]; got {epsilon!r}")
+        if not _is_number(epsilon) or not 0.0 <= epsilon <= 1.0:
+            raise ValueError(f"epsilon must be a number in [0, 1]; got {epsilon!r}")
         self.epsilon = float(epsilon)
         self.inner = resolve_opponent(inner)
 
@@ -172,7 +174,7 @@ class MonteCarloOpponent(CodePlayer):
     name = "montecarlo"
 
     def __init__(self, playouts: int = 50) -> None:
-        if int(playouts) != playouts or playouts < 1:
+        if not _is_number(playouts) or int(playouts) != playouts or playouts < 1:
             raise ValueError(f"playouts must be a positive integer; got {playouts!r}")
         self.playouts = int(playouts)
 
@@ -211,10 +213,14 @@ class MixtureOpponent(CodePlayer):
         if not opponents:
             raise ValueError("a mixture needs at least one opponent")
         self.opponents = [resolve_opponent(o) for o in opponents]
-        weights = np.ones(len(self.opponents)) if weights is None else np.asarray(weights, float)
-        if weights.shape != (len(self.opponents),) or (weights < 0).any() or weights.sum() <= 0:
-            n = len(self.opponents)
-            raise ValueError(f"weights must be {n} non-negative numbers, not all 0")
+        n = len(self.opponents)
+        if weights is not None and not all(_is_number(w) for w in np.ravel(weights)):
+            raise ValueError(f"weights must be {n} finite non-negative numbers; got {weights!r}")
+        weights = np.ones(n) if weights is None else np.asarray(weights, float)
+        if (weights.shape != (n,) or not np.isfinite(weights).all() or (weights < 0).any()
+                or weights.sum() <= 0):
+            raise ValueError(f"weights must be {n} finite non-negative numbers, not all 0; "
+                             f"got {weights.tolist()}")
         self.weights = weights / weights.sum()
         self.current = self.opponents[0]
 
@@ -245,7 +251,8 @@ class PolicyOpponent(CodePlayer):
     def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
         board = game.CELLS[code]
         obs = board.copy() if mark == game.X else game.swap_marks(board)
-        return int(self.policy(obs, game.LEGAL_MASK[code].copy()))
+        # Returned as it is: the env checks it like the agent's own action and names the culprit.
+        return self.policy(obs, game.LEGAL_MASK[code].copy())
 
 
 OPPONENTS: dict[str, type] = {
@@ -327,6 +334,16 @@ def _literal(text: str) -> float | int | bool | str:
 
 def _number(text: str, spec: str) -> float:
     try:
-        return float(text)
+        weight = float(text)
     except ValueError:
-        raise ValueError(f"bad weight {text!r} in opponent spec {spec!r}") from None
+        weight = float("nan")
+    if not np.isfinite(weight) or weight < 0:
+        raise ValueError(f"bad weight {text!r} in opponent spec {spec!r}: "
+                         "expected a finite non-negative number")
+    return weight
+
+
+def _is_number(value: object) -> bool:
+    """A real, finite number (not a bool, not a string)."""
+    return (isinstance(value, int | float | np.integer | np.floating)
+            and not isinstance(value, bool | np.bool_) and bool(np.isfinite(value)))

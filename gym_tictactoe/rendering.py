@@ -103,7 +103,8 @@ class Window:
             import pygame
         except ImportError as error:
             raise DependencyNotInstalled(
-                'pygame is not installed: pip install "gymnasium-tictactoe[render]"'
+                'pygame is not installed: install the render extra, pip install ".[render]" '
+                'in a clone of gym-tictactoe'
             ) from error
         self._pygame = pygame
         self.fps = fps

@@ -101,6 +101,8 @@ def test_play_leaves_the_position_alone_and_rejects_illegal_moves():
         game.play(code, 4)
     with pytest.raises(ValueError, match="move 9"):
         game.play(code, 9)
+    with pytest.raises(ValueError, match="cannot arise in a game"):
+        game.play(game.encode([1, 1, 0, 0, 0, 0, 0, 0, 0]), 2)
     won = game.encode([1, 1, 1, 2, 2, 0, 0, 0, 0])
     with pytest.raises(ValueError, match=r"legal moves: \[\]"):
         game.play(won, 5)

@@ -127,7 +127,7 @@ def test_epsilon_is_a_dial_from_the_inner_player_to_random():
     rng = np.random.default_rng(0)
     assert {EpsilonOpponent(0.0).act(position, 1, rng) for _ in range(50)} == {2}
     assert {EpsilonOpponent(1.0).act(position, 1, rng) for _ in range(300)} == {2, 5, 6, 7, 8}
-    with pytest.raises(ValueError, match=r"epsilon must be in \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"epsilon must be a number in \[0, 1\]"):
         EpsilonOpponent(1.5)
 
 
@@ -152,7 +152,7 @@ def test_mixture_draws_a_player_per_episode_by_weight():
     only = MixtureOpponent(["random", "minimax"], weights=[0, 1])
     reset_opponent(only, rng)
     assert isinstance(only.current, MinimaxOpponent)
-    with pytest.raises(ValueError, match="weights must be 2 non-negative"):
+    with pytest.raises(ValueError, match="weights must be 2 finite non-negative"):
         MixtureOpponent(["random", "minimax"], weights=[1])
 
 
@@ -207,3 +207,29 @@ def test_heuristic_throws_the_value_away_in_82_positions():
     # The README's figure: positions where one of its candidate moves loses the game value.
     keeps = solver.solve().keeps_value[PLAYING]
     assert int((heuristic.table()[PLAYING] & ~keeps).any(axis=1).sum()) == 82
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: MixtureOpponent(["random", "minimax"], [float("nan"), 1]), "finite"),
+        (lambda: MixtureOpponent(["random", "minimax"], ["a", 1]), "finite non-negative"),
+        (lambda: make_opponent("epsilon", epsilon="a"), "epsilon must be a number"),
+        (lambda: make_opponent("montecarlo", playouts="a"), "playouts must be a positive"),
+        (lambda: make_opponent("minimax", deterministic="false"), "deterministic must be True"),
+        (lambda: __import__("gym_tictactoe.opponents").opponents.parse_opponent(
+            "random*inf+minimax"), "bad weight 'inf'"),
+    ],
+)
+def test_badly_typed_or_non_finite_arguments_are_named(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_a_policy_opponents_bad_answer_reaches_the_env_check():
+    from gym_tictactoe.env import TicTacToeEnv
+
+    env = TicTacToeEnv(opponent=PolicyOpponent(lambda obs, mask: 4.9))
+    env.reset(seed=0)
+    with pytest.raises(RuntimeError, match=r"played 4\.9; legal moves"):
+        env.step(0)

@@ -181,7 +181,7 @@ def test_human_mode_plays_a_game_with_a_dummy_display(monkeypatch: pytest.Monkey
 
 def test_window_without_pygame_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pygame", None)  # makes `import pygame` fail
-    with pytest.raises(DependencyNotInstalled, match=r'"gymnasium-tictactoe\[render\]"'):
+    with pytest.raises(DependencyNotInstalled, match=r'render extra, pip install "\.\[render\]"'):
         rendering.Window()
 
 

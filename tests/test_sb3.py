@@ -280,3 +280,17 @@ def _rewrite_member(path: Path, name: str, content: bytes) -> None:
     with zipfile.ZipFile(path, "w") as archive:
         for member, data in members.items():
             archive.writestr(member, data)
+
+
+def test_load_model_refuses_weights_that_do_not_fit_the_marker(tmp_path):
+    """Our marker, another network's weights: a clear ValueError, not torch's traceback."""
+    env = sb3.make_vec_env("maskable-ppo", n_envs=1, seed=0)
+    small = sb3.build_model("maskable-ppo", env, seed=0, policy_kwargs={"net_arch": [8]})
+    sb3_files.save_model(sb3.build_model("maskable-ppo", env, seed=0), tmp_path / "a.zip")
+    sb3_files.save_model(small, tmp_path / "b.zip")
+    with zipfile.ZipFile(tmp_path / "a.zip") as a, zipfile.ZipFile(tmp_path / "b.zip") as b, \
+            zipfile.ZipFile(tmp_path / "mixed.zip", "w") as mixed:
+        for name in a.namelist():
+            mixed.writestr(name, (b if name == "policy.pth" else a).read(name))
+    with pytest.raises(ValueError, match="does not hold a consistent maskable-ppo model"):
+        sb3_files.load_model(tmp_path / "mixed.zip")

@@ -64,6 +64,9 @@ def test_maskable_ppo_smoke_run(tmp_path, capsys):
         (["--algo", "dqn", "--episodes", "10"], "--episodes does not apply to --algo dqn"),
         (["--timesteps", "10"], "--timesteps does not apply to --algo q"),
         (["--opponent", "perfect"], "unknown opponent 'perfect'"),
+        (["--opponent", "random*inf+minimax"], "bad weight 'inf'"),
+        (["--seed", "-1"], "expected a non-negative integer, got '-1'"),
+        (["--name", ".."], "--name must be a plain folder name"),
         (["--out", "/no/such/folder/runs"], "its parent folder /no/such/folder does not exist"),
     ],
 )
