@@ -20,12 +20,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from gym_tictactoe.evaluation import RESULT_SCORES
 from gym_tictactoe.files import atomic_path
 from gym_tictactoe.opponents import parse_opponent
 from gym_tictactoe.report import format_summary, summarize
 
 ALGOS = ("q", "maskable-ppo", "ppo", "dqn")
-SCORES = {"win": 1, "draw": 0, "loss": -1}
 EPISODES, TIMESTEPS = 200_000, 200_000
 
 
@@ -139,7 +139,7 @@ def train_sb3(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]
         eval_every=args.eval_every or 10_000, progress_bar=not args.no_progress,
     )
     save_model(model, args.run_dir / "model.zip")
-    curve = [{**entry, "X": SCORES[entry["X"]], "O": SCORES[entry["O"]]}
+    curve = [{**entry, "X": RESULT_SCORES[entry["X"]], "O": RESULT_SCORES[entry["O"]]}
              for entry in callback.history]
     return sb3.ModelPolicy(model, args.algo), curve, "model.zip"
 
@@ -147,8 +147,8 @@ def train_sb3(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]
 def _curve_entry(report: Any, **clock: float) -> dict[str, Any]:
     return {**{k: round(v, 3) if isinstance(v, float) else v for k, v in clock.items()},
             "rate": report.move_rate.rate,
-            "X": SCORES[report.best_response["X"].result],
-            "O": SCORES[report.best_response["O"].result],
+            "X": RESULT_SCORES[report.best_response["X"].result],
+            "O": RESULT_SCORES[report.best_response["O"].result],
             "perfect": report.perfect}
 
 

@@ -36,10 +36,10 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
 from agents.sb3_vec import TicTacToeSB3VecEnv
-from gym_tictactoe import evaluation, game
+from gym_tictactoe import evaluation, game, wrappers
 from gym_tictactoe.env import TicTacToeEnv
 from gym_tictactoe.opponents import Opponent, parse_opponent
-from gym_tictactoe.wrappers import OneHotObservation
+from gym_tictactoe.wrappers import ONE_HOT_SPACE, OneHotObservation
 
 ALGOS = ("maskable-ppo", "ppo", "dqn")
 ALGO_CLASSES: dict[str, type[BaseAlgorithm]] = {
@@ -50,7 +50,6 @@ ALGO_CLASSES: dict[str, type[BaseAlgorithm]] = {
 # expected-value-best move keeps the game value everywhere (agents/q_learning.py's docstring).
 # A per-episode mixture with the random player teaches rare positions against random play.
 CURRICULUM = "epsilon:epsilon=0.4"
-RESULT_SCORES = {"win": 1, "draw": 0, "loss": -1}
 
 # Small networks: the whole game has 4,520 positions to face, so two layers of 64 are plenty and
 # keep CPU updates cheap. Constant schedules only, so sb3_files.save_model can store them as
@@ -90,7 +89,6 @@ HYPERPARAMETERS: dict[str, dict[str, Any]] = {
     },
 }
 N_ENVS = {"maskable-ppo": 64, "ppo": 64, "dqn": 8}
-_EYE = np.eye(3, dtype=np.float32)
 
 
 def check_algo(algo: str) -> str:
@@ -116,14 +114,13 @@ def uses_one_hot(algo: str) -> bool:
 def observation_space(algo: str) -> spaces.Space:
     """The observation space the algorithm's models are built on."""
     if uses_one_hot(algo):
-        return spaces.Box(0.0, 1.0, (3 * game.N_CELLS,), dtype=np.float32)
+        return ONE_HOT_SPACE
     return spaces.MultiDiscrete([3] * game.N_CELLS, dtype=np.int8)
 
 
 def one_hot(obs: npt.ArrayLike) -> npt.NDArray[np.float32]:
     """Boards (N, 9) as OneHotObservation encodes them: (N, 27), planes first."""
-    boards = np.asarray(obs, dtype=np.intp).reshape(-1, game.N_CELLS)
-    return _EYE[boards].transpose(0, 2, 1).reshape(len(boards), 3 * game.N_CELLS)
+    return wrappers.one_hot(np.asarray(obs).reshape(-1, game.N_CELLS))
 
 
 # --- environments ---------------------------------------------------------------------------
@@ -309,7 +306,7 @@ class ExactEvalCallback(BaseCallback):
     def _log(self, entry: dict[str, Any]) -> None:
         self.logger.record("exact/optimal_move_rate", entry["rate"])
         for seat in ("X", "O"):
-            self.logger.record(f"exact/best_response_{seat}", RESULT_SCORES[entry[seat]])
+            self.logger.record(f"exact/best_response_{seat}", evaluation.RESULT_SCORES[entry[seat]])
         self.logger.record("exact/perfect", int(entry["perfect"]))
         if self.verbose:
             print(f"exact evaluation at {entry['timesteps']}: rate {entry['rate']:.4f}, "

@@ -42,15 +42,14 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
-from gym_tictactoe import game
 from gym_tictactoe.opponents import Opponent
 from gym_tictactoe.vector import TicTacToeVectorEnv
+from gym_tictactoe.wrappers import ONE_HOT_SPACE, one_hot
 
 __all__ = ["TicTacToeSB3VecEnv"]
 
 # Methods whose vector-env result has one entry per board; env_method hands out entry i to board i.
 PER_BOARD_METHODS = ("action_masks", "render")
-_EYE = np.eye(3, dtype=np.float32)
 _WINNER_NAMES = (None, "X", "O")  # by the vector env's winner code (0 = a draw)
 
 
@@ -79,7 +78,7 @@ class TicTacToeSB3VecEnv(VecEnv):
         self.one_hot = bool(one_hot)
         space: spaces.Space = self.venv.single_observation_space
         if self.one_hot:
-            space = spaces.Box(0.0, 1.0, (3 * game.N_CELLS,), dtype=np.float32)
+            space = ONE_HOT_SPACE
         super().__init__(self.venv.num_envs, space, self.venv.single_action_space)
         self._actions = np.zeros(self.num_envs, dtype=np.int64)
         self._returns = np.zeros(self.num_envs, dtype=np.float64)
@@ -166,8 +165,7 @@ class TicTacToeSB3VecEnv(VecEnv):
     def _encode(self, obs: npt.NDArray[np.int8]) -> npt.NDArray:
         if not self.one_hot:
             return obs
-        # (boards, cells, planes) -> planes first, as OneHotObservation lays them out.
-        return _EYE[obs].transpose(0, 2, 1).reshape(len(obs), 3 * game.N_CELLS)
+        return one_hot(obs)
 
     def _require_all(self, indices: VecEnvIndices, what: str) -> None:
         if sorted(self._get_indices(indices)) != list(range(self.num_envs)):

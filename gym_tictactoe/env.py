@@ -30,7 +30,7 @@ _NO_MOVES = np.zeros(game.N_CELLS, dtype=np.int8)
 _NO_MOVES.setflags(write=False)
 
 
-def _choice(name: str, value: Any, allowed: tuple) -> Any:
+def check_choice(name: str, value: Any, allowed: tuple) -> Any:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {list(allowed)}; got {value!r}")
     return value
@@ -112,10 +112,10 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         render_mode: str | None = None,
     ) -> None:
         self.opponent = resolve_opponent(opponent)
-        self.agent_mark_option = _choice("agent_mark", agent_mark, AGENT_MARKS)
-        self.illegal_action = _choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+        self.agent_mark_option = check_choice("agent_mark", agent_mark, AGENT_MARKS)
+        self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
         modes = (None, *self.metadata["render_modes"])
-        self.render_mode = _choice("render_mode", render_mode, modes)
+        self.render_mode = check_choice("render_mode", render_mode, modes)
         self.observation_space = spaces.MultiDiscrete([3] * game.N_CELLS, dtype=np.int8)
         self.action_space = spaces.Discrete(game.N_CELLS)
         self.code: game.Position | None = None
@@ -139,7 +139,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be a dict such as {{'agent_mark': 'O'}}; "
                              f"got {options!r}")
-        mark = _choice("agent_mark", (options or {}).get("agent_mark", self.agent_mark_option),
+        mark = check_choice("agent_mark", (options or {}).get("agent_mark", self.agent_mark_option),
                        AGENT_MARKS)
         if mark == "random":
             mark = "XO"[int(self.np_random.integers(2))]

@@ -40,6 +40,7 @@ __all__ = [
 NO_MOVE = -1  # moves table entry where nobody moves: terminal and unreachable codes
 NOT_A_CELL = game.N_CELLS  # moves table entry for an output that names no cell (None, 2.5, 12)
 SEATS = ("X", "O")
+RESULT_SCORES = {"win": 1, "draw": 0, "loss": -1}  # for curves and logs
 RESULTS = ("loss", "draw", "win")  # the policy's result, worst first: index = key // _PLY_SPAN
 _PLY_SPAN = 16  # more plies than any line, so (result, plies) packs into one sortable int
 _NO_KEY = len(RESULTS) * _PLY_SPAN  # above every key: an opponent never picks an illegal cell

@@ -17,7 +17,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from gym_tictactoe import game, rendering
-from gym_tictactoe.env import AGENT_MARKS, ILLEGAL_ACTIONS, VIEWS
+from gym_tictactoe.env import AGENT_MARKS, ILLEGAL_ACTIONS, VIEWS, check_choice
 from gym_tictactoe.opponents import Opponent
 from gym_tictactoe.vector_opponents import Boards, Cells, vectorize_opponent
 
@@ -33,12 +33,6 @@ _VIEW_OFFSET = np.array([0, 0, game.N_CODES])  # by agent mark
 REWARDS = np.array([[0, 0, 0], [0, 1, -1], [0, -1, 1]], dtype=np.float32)
 _REWARDS = REWARDS.ravel()  # row-major: REWARDS[agent, winner] is _REWARDS[agent * 3 + winner]
 NO_MOVE = -1  # opponent_action of a board where the opponent did not move
-
-
-def _choice(name: str, value: Any, allowed: tuple) -> Any:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {list(allowed)}; got {value!r}")
-    return value
 
 
 class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], npt.NDArray]):
@@ -108,10 +102,10 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
             raise ValueError(f"num_envs must be a positive integer; got {num_envs!r}")
         self.num_envs = int(num_envs)
         self.opponent = vectorize_opponent(opponent, self.num_envs)
-        self.agent_mark_option = _choice("agent_mark", agent_mark, AGENT_MARKS)
-        self.illegal_action = _choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+        self.agent_mark_option = check_choice("agent_mark", agent_mark, AGENT_MARKS)
+        self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
         modes = (None, *self.metadata["render_modes"])
-        self.render_mode = _choice("render_mode", render_mode, modes)
+        self.render_mode = check_choice("render_mode", render_mode, modes)
         self.single_observation_space = spaces.MultiDiscrete([3] * game.N_CELLS, dtype=np.int8)
         self.single_action_space = spaces.Discrete(game.N_CELLS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
@@ -132,7 +126,8 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         overrides the seat for this reset."""
         super().reset(seed=seed)
         options = options or {}
-        mark = _choice("agent_mark", options.get("agent_mark", self.agent_mark_option), AGENT_MARKS)
+        mark = check_choice("agent_mark", options.get("agent_mark", self.agent_mark_option),
+                            AGENT_MARKS)
         boards = self._reset_boards(options.get("reset_mask"))
         opponent_action = np.full(self.num_envs, NO_MOVE, dtype=np.int8)
         self._restart(boards, mark, opponent_action)

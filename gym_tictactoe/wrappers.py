@@ -21,6 +21,15 @@ _ONE_HOT = np.eye(3, dtype=np.float32)
 _ONE_HOT.setflags(write=False)
 
 
+ONE_HOT_SPACE = spaces.Box(0.0, 1.0, (3 * game.N_CELLS,), dtype=np.float32)
+
+
+def one_hot(boards: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """Boards ``(..., 9)`` of 0/1/2 as ``(..., 27)`` one-hot planes, planes first (new array)."""
+    cells = np.asarray(boards, dtype=np.intp)
+    return _ONE_HOT[cells].swapaxes(-1, -2).reshape(*cells.shape[:-1], 3 * game.N_CELLS)
+
+
 def _require_board_space(env: gym.Env) -> None:
     space = env.observation_space
     if not (isinstance(space, spaces.MultiDiscrete) and space.nvec.shape == (game.N_CELLS,)
@@ -58,11 +67,10 @@ class OneHotObservation(
         gym.utils.RecordConstructorArgs.__init__(self)
         gym.ObservationWrapper.__init__(self, env)
         _require_board_space(env)
-        self.observation_space = spaces.Box(0.0, 1.0, (3 * game.N_CELLS,), dtype=np.float32)
+        self.observation_space = ONE_HOT_SPACE
 
     def observation(self, observation: npt.NDArray[np.int8]) -> npt.NDArray[np.float32]:
-        # Transposing to (planes, cells) makes ravel copy, so callers never share the table.
-        return _ONE_HOT[observation].T.ravel()
+        return one_hot(observation)
 
 
 class AbsoluteBoard(

@@ -84,3 +84,10 @@ def test_evaluate_refuses_foreign_files_clearly(tmp_path, capsys):
     assert "is not a model file" in capsys.readouterr().err
     assert cli.main(["evaluate", str(tmp_path / "missing.zip")]) == 2
     assert "no model file at" in capsys.readouterr().err
+
+
+def test_the_default_run_reaches_perfect_play_where_the_readme_says(tmp_path):
+    # README "Measured figures": seed 0 is perfect at 34,000 episodes.
+    done = run_train("--seed", "0", "--games", "10", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "perfect play reached at 34,000 episodes" in done.stdout
