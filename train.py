@@ -212,8 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     write_json(args.run_dir / "results.json", results)
     plot_curve(args.run_dir / "learning_curve.png", curve, clock, f"{args.algo}, seed {args.seed}")
     print(format_summary(summary))
-    reached = f"at {first_perfect:,} {clock}" if first_perfect else "not within the budget"
-    print(f"\nperfect play reached {reached}; training took {trained:.1f} s")
+    reached = (f"reached at {first_perfect:,} {clock}" if first_perfect
+               else "not reached within the budget")
+    print(f"\nperfect play {reached}; training took {trained:.1f} s")
     print(f"wrote {args.run_dir / model_file}, results.json and learning_curve.png")
     return 0
 
