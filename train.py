@@ -16,10 +16,12 @@ import os
 import platform
 import sys
 import time
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from gym_tictactoe.cli import positive_int
 from gym_tictactoe.evaluation import RESULT_SCORES
 from gym_tictactoe.files import atomic_path
 from gym_tictactoe.opponents import parse_opponent
@@ -32,23 +34,23 @@ EPISODES, TIMESTEPS = 200_000, 200_000
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--algo", choices=ALGOS, default="q", help="the agent (default: q)")
-    parser.add_argument("--timesteps", type=_positive, default=None,
+    parser.add_argument("--timesteps", type=positive_int, default=None,
                         help=f"SB3 budget in agent timesteps (default: {TIMESTEPS})")
-    parser.add_argument("--episodes", type=_positive, default=None,
+    parser.add_argument("--episodes", type=positive_int, default=None,
                         help=f"Q-learning budget in episodes (default: {EPISODES})")
     parser.add_argument("--opponent", default=None,
                         help="opponent spec, e.g. 'minimax' or 'random+heuristic+minimax*2' "
                              "(default: the algorithm's curriculum)")
     parser.add_argument("--seat", choices=("X", "O", "random"), default="random",
                         help="the agent's mark (default: random, drawn each episode)")
-    parser.add_argument("--seed", type=_non_negative, default=0,
+    parser.add_argument("--seed", type=partial(positive_int, low=0), default=0,
                         help="seed of everything (default: 0)")
-    parser.add_argument("--n-envs", type=_positive, default=None,
+    parser.add_argument("--n-envs", type=positive_int, default=None,
                         help="SB3 parallel envs (default: the algorithm's own)")
-    parser.add_argument("--eval-every", type=_positive, default=None,
+    parser.add_argument("--eval-every", type=positive_int, default=None,
                         help="exact evaluation period: episodes for q (default 1000), "
                              "timesteps for SB3 (default 10000)")
-    parser.add_argument("--games", type=_positive, default=200,
+    parser.add_argument("--games", type=positive_int, default=200,
                         help="final games per opponent and seat (default: 200)")
     parser.add_argument("--out", type=Path, default=Path("runs"), help="output root (runs)")
     parser.add_argument("--name", default=None, help="run folder name (default: ALGO-seedSEED)")
@@ -74,21 +76,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     except ValueError as error:
         parser.error(str(error))
     return args
-
-
-def _non_negative(text: str) -> int:
-    return _positive(text, low=0)
-
-
-def _positive(text: str, low: int = 1) -> int:
-    kind = "a positive" if low == 1 else "a non-negative"
-    try:
-        value = int(text)
-    except ValueError:
-        value = low - 1
-    if value < low:
-        raise argparse.ArgumentTypeError(f"expected {kind} integer, got {text!r}")
-    return value
 
 
 def _run_dir(out: Path, name: str) -> Path:

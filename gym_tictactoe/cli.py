@@ -168,7 +168,7 @@ def _add_arena(subparsers: argparse._SubParsersAction) -> None:
     arena.add_argument("--players", type=_player_list, default=list(ARENA_PLAYERS),
                        help=f"comma-separated names from {', '.join(player_names())} "
                        f"(default: {','.join(ARENA_PLAYERS)})")
-    arena.add_argument("--games", type=_positive_int, default=100,
+    arena.add_argument("--games", type=positive_int, default=100,
                        help="games per ordered pairing (default: 100, a few seconds)")
     arena.add_argument("--seed", type=int, default=0,
                        help="seed of the whole tournament: same seed, same table (default: 0)")
@@ -209,13 +209,15 @@ def _player_list(text: str) -> list[str]:
     return names
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str, low: int = 1) -> int:
+    """An argparse type: an integer of at least ``low`` (1 by default, or 0)."""
+    kind = "a positive" if low == 1 else "a non-negative"
     try:
         value = int(text)
     except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+        value = low - 1
+    if value < low:
+        raise argparse.ArgumentTypeError(f"expected {kind} integer, got {text!r}")
     return value
 
 
@@ -260,7 +262,7 @@ def _add_evaluate(subparsers: argparse._SubParsersAction) -> None:
                     "response per seat and the optimal-move rate over all 4,520 positions.",
     )
     evaluate.add_argument("path", help="a model file written by train.py")
-    evaluate.add_argument("--games", type=_positive_int, default=200,
+    evaluate.add_argument("--games", type=positive_int, default=200,
                           help="games per opponent and seat")
     evaluate.add_argument("--seed", type=int, default=0, help="seed of the games")
     evaluate.set_defaults(run=_evaluate_command)

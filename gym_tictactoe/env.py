@@ -223,7 +223,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
             info["winner"] = game.MARK_NAMES.get(_WINNER[self.code])
         if self.render_mode == "human":
             self.render()
-        return VIEWS[self.agent - 1, self.code].copy(), reward, self.done, False, info
+        return self._observation(), reward, self.done, False, info
 
     def _observation(self) -> npt.NDArray[np.int8]:
         return VIEWS[self.agent - 1, self.code].copy()
