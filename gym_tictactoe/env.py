@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import gymnasium as gym
@@ -10,24 +11,43 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from gym_tictactoe import game, rendering
-from gym_tictactoe.opponents import Opponent, act_on_code, reset_opponent, resolve_opponent
+from gym_tictactoe.opponents import (
+    Opponent,
+    act_on_code,
+    act_on_stones,
+    reset_opponent,
+    resolve_opponent,
+)
 
 AGENT_MARKS = ("X", "O", "random")
 ILLEGAL_ACTIONS = ("lose", "raise")
-# The board from each side's point of view (1 = own mark, 2 = the other's), for every code.
-VIEWS = np.stack([game.CELLS, game.SWAP[game.CELLS]])
-VIEWS.setflags(write=False)
-# Python-list copies of the tables ``step`` reads: a list look-up returns a plain int or bool in
-# a fraction of the time of a NumPy scalar look-up and its conversion. _NEXT[code][cell] is -1
-# when the move is illegal; only reachable codes get a row (the env never holds another), which
-# keeps the import cost to about a millisecond.
-_NEXT: list[list[int] | None] = [None] * game.N_CODES
-for _code, _row in zip(game.REACHABLE.tolist(), game.NEXT[game.REACHABLE].tolist(), strict=True):
-    _NEXT[_code] = _row
-_TERMINAL: list[bool] = game.TERMINAL.tolist()
-_WINNER: list[int] = game.WINNER.tolist()
-_NO_MOVES = np.zeros(game.N_CELLS, dtype=np.int8)
-_NO_MOVES.setflags(write=False)
+
+
+@cache
+def views(rules: game.Rules = game.TICTACTOE) -> npt.NDArray[np.int8]:
+    """(2, codes, cells): every code from each side's point of view (1 = own mark, 2 = the
+    other's); tabled boards only."""
+    cells = rules.tables.cells
+    table = np.stack([cells, game.SWAP[cells]])
+    table.setflags(write=False)
+    return table
+
+
+VIEWS = views()
+
+
+@cache
+def step_lists(rules: game.Rules) -> tuple[list, list[bool], list[int]]:
+    """Python-list copies of the tables ``step`` reads on a tabled board: a list look-up returns
+    a plain int or bool in a fraction of the time of a NumPy scalar look-up and its conversion.
+    ``next[code][cell]`` is -1 when the move is illegal; only reachable codes get a row (the env
+    never holds another), which keeps the cost for 3x3 to about a millisecond."""
+    tables = rules.tables
+    nxt: list[list[int] | None] = [None] * rules.n_codes
+    rows = tables.next[rules.reachable].tolist()
+    for code, row in zip(rules.reachable.tolist(), rows, strict=True):
+        nxt[code] = row
+    return nxt, tables.terminal.tolist(), tables.winner.tolist()
 
 
 def check_choice(name: str, value: Any, allowed: tuple) -> Any:
@@ -36,35 +56,62 @@ def check_choice(name: str, value: Any, allowed: tuple) -> Any:
     return value
 
 
-def as_cell(action: Any) -> int | None:
-    """The cell an action names, or None when it is not an integer 0..8."""
+def as_cell(action: Any, n_cells: int = game.N_CELLS) -> int | None:
+    """The cell an action names, or None when it is not an integer 0..n_cells-1."""
     if type(action) is int:  # the common case first; bool is not an int action
-        return action if 0 <= action < game.N_CELLS else None
+        return action if 0 <= action < n_cells else None
     if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
         action = action.reshape(())[()]
     if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer):
         return None
-    return int(action) if 0 <= action < game.N_CELLS else None
+    return int(action) if 0 <= action < n_cells else None
+
+
+class Stones:
+    """A position on a board too big for tables: its cells, and a bit mask of each side's marks
+    so that a move is checked only against the lines through it. Mutable: the env's own state."""
+
+    def __init__(self, rules: game.Rules) -> None:
+        self.rules = rules
+        self.cells = np.zeros(rules.n_cells, dtype=np.int8)
+        self.bits = [0, 0, 0]  # by mark; index 0 unused
+        self.code = game.EMPTY_BOARD  # a Python int: exact on every board
+        self.winner = game.NO_WINNER
+        self.terminal = False
+
+    def play(self, cell: int, mark: int) -> None:
+        """Put ``mark`` on the empty ``cell`` of an unfinished game."""
+        self.cells[cell] = mark
+        bits = self.bits[mark] = self.bits[mark] | (1 << cell)
+        self.code += mark * self.rules.pow3_int[cell]
+        if any(bits & line == line for line in self.rules.line_masks_through[cell]):
+            self.winner, self.terminal = mark, True
+        elif self.bits[1] | self.bits[2] == self.rules.full_mask:
+            self.terminal = True
 
 
 class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
-    """Tic-tac-toe against a built-in opponent, which moves inside ``reset`` and ``step``.
+    """Tic-tac-toe, or any m,n,k-game, against a built-in opponent that moves inside ``reset``
+    and ``step``.
 
     ## Description
-    The agent plays one side of a 3x3 game of tic-tac-toe (X moves first); the opponent named
-    by ``opponent`` plays the other side and replies within the same ``step``. The game is solved
-    exactly (``gym_tictactoe.solver``), so any policy can be measured against perfect play.
+    The agent plays one side of a game on a ``rows`` x ``cols`` board where ``win_length`` marks
+    in a row (across, down or diagonal) win; X moves first. The default is tic-tac-toe (3, 3, 3);
+    free-style gomoku is (15, 15, 5). The opponent named by ``opponent`` plays the other side and
+    replies within the same ``step``. Boards of at most 16 cells are solved exactly
+    (``gym_tictactoe.solver``), so any policy can be measured against perfect play there.
 
     ## Action Space
-    ``Discrete(9)``: the cell to mark, numbered row by row::
+    ``Discrete(rows * cols)``: the cell to mark, numbered row by row from 0; on 3x3::
 
         0 | 1 | 2
         3 | 4 | 5
         6 | 7 | 8
 
     ## Observation Space
-    ``MultiDiscrete([3] * 9)`` (int8), the board from the agent's point of view: 0 empty,
-    1 the agent's mark, 2 the opponent's. The same policy can play either side.
+    ``MultiDiscrete([3] * (rows * cols))`` (int8), the board from the agent's point of view:
+    0 empty, 1 the agent's mark, 2 the opponent's. The same policy can play either side.
+    ``gym_tictactoe.wrappers.GridObservation`` gives the ``(rows, cols)`` grid.
 
     ## Starting State
     An empty board, or, when the agent plays O, the board after the opponent's first move.
@@ -76,7 +123,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     ## Episode End
     The episode terminates when a side completes a line, the board is full, or the agent makes
     an illegal move under ``illegal_action="lose"``. It is never truncated: a game lasts at most
-    five agent moves, so no time limit is registered.
+    ``ceil(rows * cols / 2)`` agent moves, so no time limit is registered.
 
     ## Information
     Every ``reset`` and ``step`` returns ``action_mask`` (int8, 1 = legal cell), ``agent_mark``
@@ -89,17 +136,22 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     >>> import gymnasium as gym
     >>> import gym_tictactoe
     >>> env = gym.make("TicTacToe-v0", opponent="minimax", agent_mark="random")
+    >>> env = gym.make("TicTacToe-v0", rows=4, cols=4, win_length=3, opponent="alphabeta")
     ```
-    * ``opponent``: a name (``"random"``, ``"minimax"``, ``"epsilon"``, ``"heuristic"``,
-      ``"montecarlo"``, ``"mixture"``, ``"policy"``; see ``gym_tictactoe.opponents``) or any object
-      with ``act(board, mark, rng) -> int``. Default ``"random"``.
+    * ``opponent``: a name (``"random"``, ``"minimax"``, ``"alphabeta"``, ``"epsilon"``,
+      ``"heuristic"``, ``"montecarlo"``, ``"mixture"``, ``"policy"``; see
+      ``gym_tictactoe.opponents``), a spec such as ``"random+minimax*2"``, or any object with
+      ``act(board, mark, rng) -> int``. ``"minimax"`` needs a board of at most 16 cells.
+      Default ``"random"``.
     * ``agent_mark``: ``"X"``, ``"O"`` or ``"random"`` (drawn at every reset). Default ``"X"``.
     * ``illegal_action``: ``"lose"`` (the episode ends with reward -1) or ``"raise"`` (a
       ``ValueError`` naming the move and the legal moves). Default ``"lose"``.
     * ``render_mode``: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``.
+    * ``rows``, ``cols``, ``win_length``: the board, 1 <= rows, cols <= 15 and
+      1 <= win_length <= max(rows, cols). Default 3, 3, 3.
 
     ## Version History
-    * v0: initial version.
+    * v0: initial version; ``rows``, ``cols`` and ``win_length`` added without changing 3x3.
     """
 
     metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 4}
@@ -110,17 +162,29 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         agent_mark: str = "X",
         illegal_action: str = "lose",
         render_mode: str | None = None,
+        *,
+        rows: int = 3,
+        cols: int = 3,
+        win_length: int = 3,
     ) -> None:
-        self.opponent = resolve_opponent(opponent)
+        self.rules = game.rules(rows, cols, win_length)
+        self.opponent = resolve_opponent(opponent, self.rules)
         self.agent_mark_option = check_choice("agent_mark", agent_mark, AGENT_MARKS)
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
         modes = (None, *self.metadata["render_modes"])
         self.render_mode = check_choice("render_mode", render_mode, modes)
-        self.observation_space = spaces.MultiDiscrete([3] * game.N_CELLS, dtype=np.int8)
-        self.action_space = spaces.Discrete(game.N_CELLS)
+        n = self._n = self.rules.n_cells
+        self.observation_space = spaces.MultiDiscrete([3] * n, dtype=np.int8)
+        self.action_space = spaces.Discrete(n)
+        if self.rules.tabled:
+            self._next, self._terminal, self._winner = step_lists(self.rules)
+            self._views, self._cells = views(self.rules), self.rules.tables.cells
+            self._legal = self.rules.tables.legal_mask
+        self.stones: Stones | None = None  # the position on boards without tables
         self.code: game.Position | None = None
         self.agent = game.X
         self.done = False
+        self._no_moves = np.zeros(n, dtype=np.int8)
         self._window: rendering.Window | None = None
 
     @property
@@ -130,7 +194,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
 
     def set_opponent(self, opponent: Opponent | str) -> None:
         """Play the following moves against another opponent (SB3: ``env_method``)."""
-        self.opponent = resolve_opponent(opponent)
+        self.opponent = resolve_opponent(opponent, self.rules)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -144,6 +208,8 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         if mark == "random":
             mark = "XO"[int(self.np_random.integers(2))]
         self.agent, self.code, self.done = game.MARKS[mark], game.EMPTY_BOARD, False
+        if not self.rules.tabled:
+            self.stones = Stones(self.rules)
         reset_opponent(self.opponent, self.np_random)
         opponent_action = self._opponent_move() if self.agent == game.O else None
         observation, _, _, _, info = self._finish_step(0.0, opponent_action)
@@ -154,13 +220,15 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     ) -> tuple[npt.NDArray[np.int8], float, bool, bool, dict[str, Any]]:
         if self.code is None or self.done:
             raise RuntimeError("the episode is over (or never began): call reset() before step()")
-        cell = as_cell(action)
-        code = -1 if cell is None else _NEXT[self.code][cell]
+        if self.stones is not None:
+            return self._step_stones(action)
+        cell = as_cell(action, self._n)
+        code = -1 if cell is None else self._next[self.code][cell]
         if code < 0:
             return self._illegal(action)
         self.code = code
-        opponent_action = None if _TERMINAL[code] else self._opponent_move()
-        winner = _WINNER[self.code]
+        opponent_action = None if self._terminal[code] else self._opponent_move()
+        winner = self._winner[self.code]
         reward = 0.0 if winner == game.NO_WINNER else (1.0 if winner == self.agent else -1.0)
         return self._finish_step(reward, opponent_action)
 
@@ -168,10 +236,10 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         if self.render_mode is None:
             gym.logger.warn("render() called with render_mode=None; pass render_mode to make()")
             return None
-        code = game.EMPTY_BOARD if self.code is None else self.code
+        cells, shape = self._board(), self.rules.shape
         if self.render_mode == "ansi":
-            return rendering.ansi(code)
-        frame = rendering.rgb_array(code)
+            return rendering.ansi(cells, shape)
+        frame = rendering.rgb_array(cells, shape=shape)
         if self.render_mode == "rgb_array":
             return frame
         if self._window is None:
@@ -187,24 +255,49 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """The legal cells of the current position (for sb3-contrib's MaskablePPO)."""
         if self.code is None or self.done:
-            return np.zeros(game.N_CELLS, dtype=bool)
-        return game.LEGAL_MASK[self.code].astype(bool)
+            return np.zeros(self.rules.n_cells, dtype=bool)
+        return self._legal_mask().astype(bool)
+
+    def _step_stones(self, action: Any):
+        stones = self.stones
+        cell = as_cell(action, self._n)
+        if cell is None or stones.cells[cell] != game.EMPTY:
+            return self._illegal(action)
+        stones.play(cell, self.agent)
+        self.code = stones.code
+        opponent_action = None if stones.terminal else self._opponent_move()
+        winner = stones.winner
+        reward = 0.0 if winner == game.NO_WINNER else (1.0 if winner == self.agent else -1.0)
+        return self._finish_step(reward, opponent_action)
 
     def _opponent_move(self) -> int:
         mark = game.X + game.O - self.agent
-        move = act_on_code(self.opponent, self.code, mark, self.np_random)
-        cell = as_cell(move)
-        code = -1 if cell is None else _NEXT[self.code][cell]
+        if self.stones is not None:
+            return self._opponent_move_stones(mark)
+        move = act_on_code(self.opponent, self.code, mark, self.np_random, self.rules)
+        cell = as_cell(move, self._n)
+        code = -1 if cell is None else self._next[self.code][cell]
         if code < 0:
-            raise RuntimeError(
-                f"opponent {self.opponent!r} played {move!r}; legal moves: "
-                f"{game.legal_moves(self.code)}"
-            )
+            self._bad_opponent_move(move)
         self.code = code
         return cell
 
+    def _opponent_move_stones(self, mark: int) -> int:
+        stones = self.stones
+        move = act_on_stones(self.opponent, stones, mark, self.np_random)
+        cell = as_cell(move, self._n)
+        if cell is None or stones.cells[cell] != game.EMPTY:
+            self._bad_opponent_move(move)
+        stones.play(cell, mark)
+        self.code = stones.code
+        return cell
+
+    def _bad_opponent_move(self, move: Any) -> None:
+        raise RuntimeError(f"opponent {self.opponent!r} played {move!r}; legal moves: "
+                           f"{np.flatnonzero(self._legal_mask()).tolist()}")
+
     def _illegal(self, action: Any) -> tuple[npt.NDArray[np.int8], float, bool, bool, dict]:
-        legal = game.legal_moves(self.code)
+        legal = np.flatnonzero(self._legal_mask()).tolist()
         if self.illegal_action == "raise":
             raise ValueError(f"illegal action {action!r}: legal moves are {legal}")
         self.done = True
@@ -215,23 +308,46 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         return self._observation(), -1.0, True, False, info
 
     def _finish_step(self, reward: float, opponent_action: int | None):
-        self.done = _TERMINAL[self.code]
+        stones = self.stones
+        self.done = stones.terminal if stones is not None else self._terminal[self.code]
         info = self._info()
         if opponent_action is not None:
             info["opponent_action"] = opponent_action
         if self.done:
-            info["winner"] = game.MARK_NAMES.get(_WINNER[self.code])
+            winner = stones.winner if stones is not None else self._winner[self.code]
+            info["winner"] = game.MARK_NAMES.get(winner)
         if self.render_mode == "human":
             self.render()
         return self._observation(), reward, self.done, False, info
 
+    def _board(self) -> npt.NDArray[np.int8]:
+        """The absolute cells now (a view: copy before handing it out)."""
+        if self.stones is not None:
+            return self.stones.cells
+        return self._cells[game.EMPTY_BOARD if self.code is None else self.code]
+
+    def _legal_mask(self) -> npt.NDArray[np.int8]:
+        if self.stones is None:
+            return self.rules.tables.legal_mask[self.code]
+        if self.stones.terminal:
+            return self._no_moves
+        return (self.stones.cells == game.EMPTY).astype(np.int8)
+
     def _observation(self) -> npt.NDArray[np.int8]:
-        return VIEWS[self.agent - 1, self.code].copy()
+        if self.stones is None:
+            return self._views[self.agent - 1, self.code].copy()
+        cells = self.stones.cells
+        return cells.copy() if self.agent == game.X else game.SWAP[cells]
 
     def _info(self) -> dict[str, Any]:
         """The keys of every info; the caller adds the step's own (opponent_action, winner)."""
-        # LEGAL_MASK is already all zeros at finished positions; an illegal move ends the game
-        # at a position that is not finished.
-        mask = _NO_MOVES if self.done else game.LEGAL_MASK[self.code]
+        # The legal mask is already all zeros at finished positions; an illegal move ends the
+        # game at a position that is not finished.
+        if self.stones is None:  # the hot path of tabled boards: two look-ups
+            mask = self._no_moves if self.done else self._legal[self.code]
+            board = self._cells[self.code]
+        else:
+            mask = self._no_moves if self.done else self._legal_mask()
+            board = self.stones.cells
         return {"action_mask": mask.copy(), "agent_mark": game.MARK_NAMES[self.agent],
-                "board": game.CELLS[self.code].copy()}
+                "board": board.copy()}

@@ -1,24 +1,28 @@
 """The built-in players that sit across the board from the agent.
 
-An opponent is any object with ``act(board, mark, rng) -> int``: ``board`` is the absolute 9-cell
-board (0 empty, 1 X, 2 O), ``mark`` the opponent's own mark and ``rng`` a
+An opponent is any object with ``act(board, mark, rng) -> int``: ``board`` is the absolute board,
+one cell per entry, row-major (0 empty, 1 X, 2 O), ``mark`` the opponent's own mark and ``rng`` a
 ``numpy.random.Generator`` owned by the environment, the only source of randomness an opponent
 may use. An optional ``reset(rng)`` is called at the start of every episode.
 
-The built-in players are :class:`CodePlayer` s: their ``act`` encodes the board and calls
-``act_code(code, mark, rng)``, so the environment, which already holds the position's code, asks
-``act_code`` directly (:func:`act_on_code`) and skips a board copy and its encoding every move.
+Every built-in player is made for one board (``rows``, ``cols``, ``win_length`` keywords, 3x3 by
+default; the env builds its named opponents for its own board). They are :class:`CodePlayer` s:
+on tabled boards their ``act`` encodes the board and calls ``act_code(code, mark, rng)``, so the
+environment, which already holds the position's code, asks ``act_code`` directly
+(:func:`act_on_code`) and skips a board copy and its encoding every move; on bigger boards the
+env hands them its cells (:func:`act_on_stones`).
 
-Most players here are *table players*: a (3**9, 9) mask of the moves they consider in each
-position, from which they pick uniformly at random (or the lowest cell when deterministic). The
-vector environment uses the same masks to reply for thousands of boards in one look-up.
+Most players here are *table players*: a (codes, cells) mask of the moves they consider in each
+position of a tabled board (``candidates`` over arrays of boards elsewhere), from which they pick
+uniformly at random (or the lowest cell when deterministic). The vector environment uses the same
+masks to reply for thousands of boards in one look-up.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -45,40 +49,81 @@ def _pick(choices: Sequence[int] | npt.NDArray, rng: np.random.Generator,
 
 
 class CodePlayer:
-    """An opponent that decides from the position's code; ``act`` is ``act_code`` on the board's.
+    """A built-in opponent for one board (``rows``, ``cols``, ``win_length``; 3x3 by default).
 
-    Subclasses implement ``act_code``. A subclass that overrides ``act`` instead keeps its own
-    ``act`` everywhere: :func:`act_on_code` takes the shortcut only while ``act`` is this one.
+    On tabled boards it decides from the position's code: ``act`` is ``act_code`` on the board's
+    code, and the env, which holds the code already, calls ``act_code`` (:func:`act_on_code`).
+    Subclasses implement ``act_code``, and ``act_cells`` for boards without tables. A subclass
+    that overrides ``act`` instead keeps its own ``act`` everywhere.
     """
 
+    rules: game.Rules = game.TICTACTOE
+
+    def _set_board(self, rows: int, cols: int, win_length: int) -> None:
+        self.rules = game.rules(rows, cols, win_length)
+
     def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
-        return self.act_code(game.encode(board), mark, rng)
+        if self.rules.tabled:
+            return self.act_code(self.rules.encode(board), mark, rng)
+        return self.act_cells(_board_cells(self.rules, board), mark, rng)
 
     def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
         raise NotImplementedError
 
+    def act_cells(self, cells: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
+        """The move on a board without tables (``cells`` is the player's own copy)."""
+        raise NotImplementedError
+
+    def _board_args(self) -> str:
+        rules = self.rules
+        return "" if rules is game.TICTACTOE else (
+            f", rows={rules.rows}, cols={rules.cols}, win_length={rules.win_length}")
+
+
+def _board_cells(rules: game.Rules, board: npt.ArrayLike) -> npt.NDArray[np.int8]:
+    cells = np.asarray(board)
+    if cells.shape != (rules.n_cells,) or cells.dtype.kind not in "iu":
+        raise ValueError(f"a {rules.name} board is {rules.n_cells} cells of 0, 1, 2; "
+                         f"got {board!r}")
+    return cells.astype(np.int8)
+
 
 def act_on_code(opponent: Opponent, code: game.Position, mark: int,
-                rng: np.random.Generator) -> int:
-    """``opponent``'s move at position ``code``: the same move as ``act`` on the decoded board."""
+                rng: np.random.Generator, rules: game.Rules = game.TICTACTOE) -> int:
+    """``opponent``'s move at position ``code`` of a tabled board: the same move as ``act`` on the
+    decoded board."""
     if type(opponent).act is CodePlayer.act:
         return opponent.act_code(code, mark, rng)  # type: ignore[attr-defined]
-    return opponent.act(game.CELLS[code].copy(), mark, rng)
+    return opponent.act(rules.tables.cells[code].copy(), mark, rng)
+
+
+def act_on_stones(opponent: Opponent, stones: Any, mark: int, rng: np.random.Generator) -> int:
+    """``opponent``'s move on the env's position of a board without tables (``env.Stones``)."""
+    return _act_cells(opponent, stones.cells.copy(), mark, rng)
 
 
 class TableOpponent(CodePlayer):
-    """Plays uniformly at random among the moves its table marks in each position."""
+    """Plays uniformly at random among the moves it marks as candidates in each position: a
+    per-code table on tabled boards, ``candidates`` over arrays of boards elsewhere."""
 
     name = "table"
 
-    def __init__(self, deterministic: bool = False) -> None:
+    def __init__(self, deterministic: bool = False, *, rows: int = 3, cols: int = 3,
+                 win_length: int = 3) -> None:
         if not isinstance(deterministic, bool | np.bool_):
             raise ValueError(f"deterministic must be True or False; got {deterministic!r}")
         self.deterministic = bool(deterministic)
+        self._set_board(rows, cols, win_length)
 
     @property
     def table(self) -> npt.NDArray[np.bool_]:
-        """(3**9, 9) bool mask of candidate moves, for every code."""
+        """(codes, cells) bool mask of candidate moves, for every code of a tabled board."""
+        raise NotImplementedError
+
+    def candidates(self, cells: npt.NDArray[np.int8], marks: npt.NDArray[np.int8],
+                   codes: npt.NDArray[np.int64] | None = None) -> npt.NDArray[np.bool_]:
+        """(N, cells) candidate mask on boards ``cells`` for the sides ``marks`` to move;
+        ``codes`` are the boards' codes where the caller has them."""
         raise NotImplementedError
 
     def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
@@ -95,8 +140,12 @@ class TableOpponent(CodePlayer):
             return choices[0]  # the common case, without a call to _pick
         return _pick(choices, rng, self.deterministic)
 
+    def act_cells(self, cells: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
+        choices = np.flatnonzero(self.candidates(cells[None], np.array([mark], np.int8))[0])
+        return _pick(choices, rng, self.deterministic)
+
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(deterministic={self.deterministic})"
+        return f"{type(self).__name__}(deterministic={self.deterministic}{self._board_args()})"
 
 
 class RandomOpponent(TableOpponent):
@@ -106,37 +155,70 @@ class RandomOpponent(TableOpponent):
 
     @property
     def table(self) -> npt.NDArray[np.bool_]:
-        return _legal_table()
+        return _legal_table(self.rules)
+
+    def candidates(self, cells, marks, codes=None) -> npt.NDArray[np.bool_]:
+        return cells == game.EMPTY  # the callers ask about unfinished games only
+
+    def act_cells(self, cells: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
+        return _pick(np.flatnonzero(cells == game.EMPTY), rng, self.deterministic)
 
 
 class MinimaxOpponent(TableOpponent):
     """Perfect play: a random choice among the solver's best moves (fastest win, slowest loss).
 
     Choosing at random among equally good moves lets an agent meet every perfect line;
-    ``deterministic=True`` always plays the lowest-numbered best cell.
+    ``deterministic=True`` always plays the lowest-numbered best cell. Needs a solved board (at
+    most 16 cells); on bigger boards use ``"alphabeta"``.
     """
 
     name = "minimax"
 
+    def __init__(self, deterministic: bool = False, *, rows: int = 3, cols: int = 3,
+                 win_length: int = 3) -> None:
+        super().__init__(deterministic, rows=rows, cols=cols, win_length=win_length)
+        if not self.rules.solvable:
+            raise ValueError(f"minimax plays perfectly from the solved game, and boards of at "
+                             f"most {game.SOLVED_CELLS} cells are solved; {self.rules.name} has "
+                             f"{self.rules.n_cells}: use 'alphabeta' (search) there")
+        self.solution = solver.solve(self.rules)
+
     @property
     def table(self) -> npt.NDArray[np.bool_]:
-        return solver.solve().best
+        return self.solution.best
+
+    def candidates(self, cells, marks, codes=None) -> npt.NDArray[np.bool_]:
+        if codes is None:
+            codes = np.asarray(cells, dtype=np.int64) @ self.rules.pow3
+        return self.solution.best_of(codes)
+
+    def act_cells(self, cells: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
+        # The env asks only in unfinished games, so every empty cell is a move: score the
+        # children directly, without working out the position's own status.
+        empty = np.flatnonzero(cells == game.EMPTY)
+        code = int(cells.astype(np.int64) @ self.rules.pow3)
+        child = self.solution.score[code + mark * self.rules.pow3[empty]].astype(np.int16)
+        moves = np.sign(child) - child
+        return _pick(empty[moves == moves.max()], rng, self.deterministic)
 
 
 class HeuristicOpponent(TableOpponent):
     """Seed 003's rules, the first that applies: win, block, fork, block a fork, centre,
-    opposite corner, corner, side."""
+    opposite corner, corner, nearest the centre (see ``gym_tictactoe.heuristic``)."""
 
     name = "heuristic"
 
     @property
     def table(self) -> npt.NDArray[np.bool_]:
-        return heuristic.table()
+        return heuristic.table(self.rules)
+
+    def candidates(self, cells, marks, codes=None) -> npt.NDArray[np.bool_]:
+        return heuristic.candidates(self.rules, cells, marks)
 
 
 @cache
-def _legal_table() -> npt.NDArray[np.bool_]:
-    table = game.LEGAL_MASK.astype(bool)
+def _legal_table(rules: game.Rules) -> npt.NDArray[np.bool_]:
+    table = rules.tables.legal_mask.astype(bool)
     table.setflags(write=False)
     return table
 
@@ -149,22 +231,29 @@ class EpsilonOpponent(CodePlayer):
 
     name = "epsilon"
 
-    def __init__(self, epsilon: float = 0.1, inner: Opponent | str = "minimax") -> None:
+    def __init__(self, epsilon: float = 0.1, inner: Opponent | str = "minimax", *,
+                 rows: int = 3, cols: int = 3, win_length: int = 3) -> None:
         if not _is_number(epsilon) or not 0.0 <= epsilon <= 1.0:
             raise ValueError(f"epsilon must be a number in [0, 1]; got {epsilon!r}")
         self.epsilon = float(epsilon)
-        self.inner = resolve_opponent(inner)
+        self._set_board(rows, cols, win_length)
+        self.inner = resolve_opponent(inner, self.rules)
 
     def reset(self, rng: np.random.Generator) -> None:
         reset_opponent(self.inner, rng)
 
     def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
         if rng.random() < self.epsilon:
-            return _pick(game.LEGAL_MASK[code].nonzero()[0], rng)
-        return act_on_code(self.inner, code, mark, rng)
+            return _pick(self.rules.tables.legal_mask[code].nonzero()[0], rng)
+        return act_on_code(self.inner, code, mark, rng, self.rules)
+
+    def act_cells(self, cells: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
+        if rng.random() < self.epsilon:
+            return _pick(np.flatnonzero(cells == game.EMPTY), rng)
+        return _act_cells(self.inner, cells, mark, rng)
 
     def __repr__(self) -> str:
-        return f"EpsilonOpponent(epsilon={self.epsilon}, inner={self.inner!r})"
+        return f"EpsilonOpponent(epsilon={self.epsilon}, inner={self.inner!r}{self._board_args()})"
 
 
 class MonteCarloOpponent(CodePlayer):
@@ -173,35 +262,72 @@ class MonteCarloOpponent(CodePlayer):
 
     name = "montecarlo"
 
-    def __init__(self, playouts: int = 50) -> None:
+    def __init__(self, playouts: int = 50, *, rows: int = 3, cols: int = 3,
+                 win_length: int = 3) -> None:
         if not _is_number(playouts) or int(playouts) != playouts or playouts < 1:
             raise ValueError(f"playouts must be a positive integer; got {playouts!r}")
         self.playouts = int(playouts)
+        self._set_board(rows, cols, win_length)
 
     def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
-        moves = np.flatnonzero(game.LEGAL_MASK[code])
-        starts = np.repeat(game.NEXT[code, moves].astype(np.int64), self.playouts)
-        winners = random_playouts(starts, rng)
+        tables = self.rules.tables
+        moves = np.flatnonzero(tables.legal_mask[code])
+        starts = np.repeat(tables.next[code, moves].astype(np.int64), self.playouts)
+        return self._best(moves, random_playouts(starts, rng, self.rules), mark, rng)
+
+    def act_cells(self, cells: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
+        moves = np.flatnonzero(cells == game.EMPTY)
+        starts = np.repeat(cells[None], moves.size * self.playouts, axis=0)
+        played = np.repeat(moves, self.playouts)
+        starts[np.arange(played.size), played] = mark
+        winners = random_playouts_cells(starts, played, mark, rng, self.rules)
+        return self._best(moves, winners, mark, rng)
+
+    def _best(self, moves, winners, mark: int, rng: np.random.Generator) -> int:
         results = np.where(winners == mark, 1.0, np.where(winners == 0, 0.0, -1.0))
         means = results.reshape(moves.size, self.playouts).mean(axis=1)
         return int(moves[_pick((means == means.max()).nonzero()[0], rng)])
 
     def __repr__(self) -> str:
-        return f"MonteCarloOpponent(playouts={self.playouts})"
+        return f"MonteCarloOpponent(playouts={self.playouts}{self._board_args()})"
 
 
-def random_playouts(codes: npt.NDArray[np.int64], rng: np.random.Generator) -> npt.NDArray:
-    """Finish every game in ``codes`` with uniformly random moves; returns the winners (0 draw)."""
+def random_playouts(codes: npt.NDArray[np.int64], rng: np.random.Generator,
+                    rules: game.Rules = game.TICTACTOE) -> npt.NDArray:
+    """Finish every game in ``codes`` (a tabled board's) with uniformly random moves; returns the
+    winners (0 draw)."""
+    tables = rules.tables
     codes = codes.copy()
-    for _ in range(game.N_CELLS):
-        playing = ~game.TERMINAL[codes]
+    for _ in range(rules.n_cells):
+        playing = ~tables.terminal[codes]
         if not playing.any():
             break
-        masks = game.LEGAL_MASK[codes[playing]]
+        masks = tables.legal_mask[codes[playing]]
         # The argmax of uniform noise over the legal cells is a uniform legal move.
         cells = np.argmax(rng.random(masks.shape) * masks, axis=1)
-        codes[playing] = game.NEXT[codes[playing], cells]
-    return game.WINNER[codes]
+        codes[playing] = tables.next[codes[playing], cells]
+    return tables.winner[codes]
+
+
+def random_playouts_cells(boards: npt.NDArray[np.int8], last: npt.NDArray[np.intp], mark: int,
+                          rng: np.random.Generator, rules: game.Rules) -> npt.NDArray[np.int8]:
+    """Finish games on boards without tables, each just played by ``mark`` at ``last``, with
+    uniformly random moves; the winners (0 draw). Wins are checked on the lines through each
+    move only."""
+    boards = np.concatenate([boards, np.full((len(boards), 1), -1, np.int8)], axis=1)
+    winners = np.where(rules.wins_at(boards, last, np.full(len(boards), mark)), mark, 0)
+    playing = (winners == 0) & (boards == game.EMPTY).any(axis=1)
+    marks = np.full(len(boards), game.SWAP[mark], dtype=np.int8)
+    while playing.any():
+        rows = np.flatnonzero(playing)
+        empty = boards[rows, :-1] == game.EMPTY
+        cells = np.argmax(rng.random(empty.shape) * empty, axis=1)
+        boards[rows, cells] = marks[rows]
+        won = rules.wins_at(boards[rows], cells, marks[rows])
+        winners[rows[won]] = marks[rows[won]]
+        playing[rows] = ~won & empty.sum(axis=1) > 1
+        marks[rows] = game.SWAP[marks[rows]]
+    return winners.astype(np.int8)
 
 
 class MixtureOpponent(CodePlayer):
@@ -209,10 +335,12 @@ class MixtureOpponent(CodePlayer):
 
     name = "mixture"
 
-    def __init__(self, opponents: Sequence[Opponent | str], weights: Sequence[float] | None = None):
+    def __init__(self, opponents: Sequence[Opponent | str], weights: Sequence[float] | None = None,
+                 *, rows: int = 3, cols: int = 3, win_length: int = 3):
         if not opponents:
             raise ValueError("a mixture needs at least one opponent")
-        self.opponents = [resolve_opponent(o) for o in opponents]
+        self._set_board(rows, cols, win_length)
+        self.opponents = [resolve_opponent(o, self.rules) for o in opponents]
         n = len(self.opponents)
         if weights is not None and not all(_is_number(w) for w in np.ravel(weights)):
             raise ValueError(f"weights must be {n} finite non-negative numbers; got {weights!r}")
@@ -229,10 +357,14 @@ class MixtureOpponent(CodePlayer):
         reset_opponent(self.current, rng)
 
     def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
-        return act_on_code(self.current, code, mark, rng)
+        return act_on_code(self.current, code, mark, rng, self.rules)
+
+    def act_cells(self, cells: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
+        return _act_cells(self.current, cells, mark, rng)
 
     def __repr__(self) -> str:
-        return f"MixtureOpponent({self.opponents!r}, weights={self.weights.tolist()})"
+        return (f"MixtureOpponent({self.opponents!r}, weights={self.weights.tolist()}"
+                f"{self._board_args()})")
 
 
 class PolicyOpponent(CodePlayer):
@@ -243,16 +375,20 @@ class PolicyOpponent(CodePlayer):
 
     name = "policy"
 
-    def __init__(self, policy: Policy) -> None:
+    def __init__(self, policy: Policy, *, rows: int = 3, cols: int = 3,
+                 win_length: int = 3) -> None:
         if not callable(policy):
             raise ValueError(f"policy must be callable as policy(obs, mask); got {policy!r}")
         self.policy = policy
+        self._set_board(rows, cols, win_length)
 
     def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
-        board = game.CELLS[code]
-        obs = board.copy() if mark == game.X else game.swap_marks(board)
+        return self.act_cells(self.rules.tables.cells[code], mark, rng)
+
+    def act_cells(self, cells: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
+        obs = cells.copy() if mark == game.X else game.swap_marks(cells)
         # Returned as it is: the env checks it like the agent's own action and names the culprit.
-        return self.policy(obs, game.LEGAL_MASK[code].copy())
+        return self.policy(obs, (cells == game.EMPTY).astype(np.int8))
 
 
 OPPONENTS: dict[str, type] = {
@@ -263,7 +399,8 @@ OPPONENTS: dict[str, type] = {
 
 
 def make_opponent(name: str, **kwargs) -> Opponent:
-    """Build a built-in opponent by name, e.g. ``make_opponent("epsilon", epsilon=0.3)``."""
+    """Build a built-in opponent by name, e.g. ``make_opponent("epsilon", epsilon=0.3)`` or
+    ``make_opponent("minimax", rows=4, cols=4, win_length=3)``."""
     if name not in OPPONENTS:
         raise ValueError(f"unknown opponent {name!r}; choose one of {sorted(OPPONENTS)}")
     try:
@@ -272,17 +409,29 @@ def make_opponent(name: str, **kwargs) -> Opponent:
         raise ValueError(f"bad arguments for opponent {name!r}: {error}") from None
 
 
-def resolve_opponent(opponent: Opponent | str) -> Opponent:
-    """A name or spec (see ``parse_opponent``) becomes the built-in opponent; an object with
-    ``act`` is used as it is."""
+def resolve_opponent(opponent: Opponent | str, rules: game.Rules = game.TICTACTOE) -> Opponent:
+    """A name or spec (see ``parse_opponent``) becomes the built-in opponent for the board
+    ``rules``; an object with ``act`` is used as it is, if it plays on that board."""
     if isinstance(opponent, str):
-        return parse_opponent(opponent)
+        return parse_opponent(opponent, rules)
     if not callable(getattr(opponent, "act", None)):
         raise ValueError(
             f"opponent must be one of {sorted(OPPONENTS)} or an object with "
             f"act(board, mark, rng); got {opponent!r}"
         )
+    own = getattr(opponent, "rules", rules)
+    if isinstance(own, game.Rules) and own is not rules:
+        raise ValueError(f"opponent {opponent!r} plays on the {own.name} board, not on "
+                         f"{rules.name}: build it with rows={rules.rows}, cols={rules.cols}, "
+                         f"win_length={rules.win_length}")
     return opponent
+
+
+def _act_cells(opponent: Opponent, cells: npt.NDArray[np.int8], mark: int,
+               rng: np.random.Generator) -> int:
+    if type(opponent).act is CodePlayer.act:
+        return opponent.act_cells(cells, mark, rng)  # type: ignore[attr-defined]
+    return opponent.act(cells.copy(), mark, rng)
 
 
 def reset_opponent(opponent: Opponent, rng: np.random.Generator) -> None:
@@ -292,8 +441,8 @@ def reset_opponent(opponent: Opponent, rng: np.random.Generator) -> None:
         reset(rng)
 
 
-def parse_opponent(spec: str) -> Opponent:
-    """An opponent from a command-line spec.
+def parse_opponent(spec: str, rules: game.Rules = game.TICTACTOE) -> Opponent:
+    """An opponent for the board ``rules`` from a command-line spec.
 
     ``"minimax"`` or ``"epsilon:epsilon=0.2,inner=heuristic"`` is one player (keyword arguments
     after a colon); players joined by ``+`` form a mixture, each optionally weighted with ``*w``:
@@ -301,16 +450,20 @@ def parse_opponent(spec: str) -> Opponent:
     """
     parts = [part.strip() for part in spec.split("+")]
     if len(parts) == 1 and "*" not in parts[0]:
-        return _parse_one(parts[0])
+        return _parse_one(parts[0], rules)
     players, weights = [], []
     for part in parts:
         body, _, weight = part.partition("*")
-        players.append(_parse_one(body))
+        players.append(_parse_one(body, rules))
         weights.append(_number(weight, spec) if weight else 1.0)
-    return MixtureOpponent(players, weights)
+    return MixtureOpponent(players, weights, **_board_kwargs(rules))
 
 
-def _parse_one(spec: str) -> Opponent:
+def _board_kwargs(rules: game.Rules) -> dict[str, int]:
+    return {"rows": rules.rows, "cols": rules.cols, "win_length": rules.win_length}
+
+
+def _parse_one(spec: str, rules: game.Rules) -> Opponent:
     name, _, arguments = spec.partition(":")
     kwargs = {}
     for item in filter(None, arguments.split(",")):
@@ -318,7 +471,7 @@ def _parse_one(spec: str) -> Opponent:
         if not equals:
             raise ValueError(f"bad opponent argument {item!r} in {spec!r}: expected key=value")
         kwargs[key.strip()] = _literal(value.strip())
-    return make_opponent(name.strip(), **kwargs)
+    return make_opponent(name.strip(), **kwargs, **_board_kwargs(rules))
 
 
 def _literal(text: str) -> float | int | bool | str:

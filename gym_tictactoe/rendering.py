@@ -23,46 +23,56 @@ BACKGROUND = (245, 241, 230)
 GRID_COLOUR = (70, 70, 70)
 X_COLOUR = (200, 60, 50)
 O_COLOUR = (40, 90, 180)
-MIN_SIZE = 3 * 8  # below 8 pixels a cell, strokes and rings blur into blobs
+MIN_CELL = 8  # below 8 pixels a cell, strokes and rings blur into blobs
+MIN_SIZE = 3 * MIN_CELL
 # Shape of a mark as fractions of a cell: empty margin round it, stroke thickness.
 MARK_MARGIN = 0.2
 STROKE = 0.12
+Shape = tuple[int, int]
 
 
-def _check_code(code: int) -> int:
-    code = operator.index(code)
-    if not 0 <= code < game.N_CODES:
-        raise ValueError(f"a position code is an int in [0, {game.N_CODES}); got {code!r}")
-    return code
+def board_cells(board: Any, shape: Shape = (3, 3)) -> npt.NDArray[np.int8]:
+    """The cells of ``board``: a position code (an int) or an array of ``rows * cols`` cells."""
+    rows, cols = shape
+    if isinstance(board, int | np.integer) and not isinstance(board, bool):
+        return game.rules(rows, cols, min(rows, cols)).decode(int(board))
+    cells = np.asarray(board)
+    if cells.shape != (rows * cols,) or cells.dtype.kind not in "iu" or not np.isin(
+            cells, (0, 1, 2)).all():
+        raise ValueError(f"a {rows}x{cols} board is a position code or {rows * cols} cells of "
+                         f"0, 1, 2; got {board!r}")
+    return cells.astype(np.int8)
 
 
-def ansi(code: int) -> str:
+def ansi(board: Any, shape: Shape = (3, 3)) -> str:
     """The board as text: X, O and the number of each empty cell (the action that fills it)."""
-    return game.render_text(_check_code(code)) + "\n"
+    return game.board_text(board_cells(board, shape), shape[1]) + "\n"
 
 
 class _Layout(NamedTuple):
     """Per-pixel masks for one image size, shared by every position drawn at that size."""
 
-    cell: npt.NDArray[np.intp]  # the cell (0..8) each pixel lies in
+    cell: npt.NDArray[np.intp]  # the cell (row-major) each pixel lies in
     grid: npt.NDArray[np.bool_]
     x_mark: npt.NDArray[np.bool_]  # where an X would be drawn, in every cell
     o_mark: npt.NDArray[np.bool_]
 
 
 @lru_cache(maxsize=8)
-def _layout(size: int) -> _Layout:
-    n = game.ROWS  # the board is square
-    centres = (np.arange(size) + 0.5) * n / size  # pixel centres in cell units
-    y, x = centres[:, None], centres[None, :]
-    row, col = np.minimum(y.astype(np.intp), n - 1), np.minimum(x.astype(np.intp), n - 1)
+def _layout(size: int, rows: int, cols: int) -> _Layout:
+    pixels = size / max(rows, cols)  # per cell; the longer side of the board spans ``size``
+    height, width = round(pixels * rows), round(pixels * cols)
+    y = ((np.arange(height) + 0.5) * rows / height)[:, None]  # pixel centres in cell units
+    x = ((np.arange(width) + 0.5) * cols / width)[None, :]
+    row, col = np.minimum(y.astype(np.intp), rows - 1), np.minimum(x.astype(np.intp), cols - 1)
     v, u = y - row, x - col  # position inside the pixel's cell, 0..1
-    half_line = max(1.0, size / 160) * n / size  # at least 1 pixel, so lines survive small sizes
-    grid = (_line_distance(y, n) < half_line) | (_line_distance(x, n) < half_line)
+    half_line = max(1.0, size / 160) / pixels  # at least 1 pixel, so lines survive small sizes
+    grid = (_line_distance(y, rows) < half_line) | (_line_distance(x, cols) < half_line)
     inside = (np.minimum(u, v) > MARK_MARGIN) & (np.maximum(u, v) < 1 - MARK_MARGIN)
     diagonal = np.minimum(np.abs(u - v), np.abs(u + v - 1)) / np.sqrt(2)
     ring = np.abs(np.hypot(u - 0.5, v - 0.5) - (0.5 - MARK_MARGIN - STROKE / 2))
-    layout = _Layout(row * n + col, grid, inside & (diagonal < STROKE / 2), ring < STROKE / 2)
+    layout = _Layout(row * cols + col, grid, inside & (diagonal < STROKE / 2),
+                     ring < STROKE / 2)
     for mask in layout:
         mask.setflags(write=False)
     return layout
@@ -70,14 +80,14 @@ def _layout(size: int) -> _Layout:
 
 def _line_distance(t: npt.NDArray[np.float64], n: int) -> npt.NDArray[np.float64]:
     """Distance to the nearest inner grid line; the outer border is left undrawn."""
-    return np.abs(t - np.clip(np.round(t), 1, n - 1))
+    return np.abs(t - np.clip(np.round(t), 1, max(n - 1, 1))) if n > 1 else np.full_like(t, 9.0)
 
 
 @lru_cache(maxsize=256)
-def _frame(code: int, size: int) -> npt.NDArray[np.uint8]:
-    layout = _layout(size)
-    marks = game.CELLS[code][layout.cell]
-    frame = np.empty((size, size, 3), dtype=np.uint8)
+def _frame(cells: bytes, size: int, rows: int, cols: int) -> npt.NDArray[np.uint8]:
+    layout = _layout(size, rows, cols)
+    marks = np.frombuffer(cells, dtype=np.int8)[layout.cell]
+    frame = np.empty((*layout.cell.shape, 3), dtype=np.uint8)
     frame[:] = BACKGROUND
     frame[layout.grid] = GRID_COLOUR
     frame[layout.x_mark & (marks == game.X)] = X_COLOUR
@@ -86,12 +96,16 @@ def _frame(code: int, size: int) -> npt.NDArray[np.uint8]:
     return frame
 
 
-def rgb_array(code: int, size: int = 240) -> npt.NDArray[np.uint8]:
-    """The board as a ``(size, size, 3)`` uint8 image: grid, red X strokes, blue O rings."""
+def rgb_array(board: Any, size: int = 240, shape: Shape = (3, 3)) -> npt.NDArray[np.uint8]:
+    """The board as a uint8 image whose longer side is ``size`` pixels: grid, red X strokes,
+    blue O rings. ``board`` is a position code or the cells of a ``shape`` board."""
     size = operator.index(size)
-    if size < MIN_SIZE:
-        raise ValueError(f"size must be at least {MIN_SIZE} pixels; got {size}")
-    return _frame(_check_code(code), size).copy()
+    least = max(MIN_SIZE, MIN_CELL * max(shape))
+    if size < least:
+        raise ValueError(f"size must be at least {least} pixels for a {shape[0]}x{shape[1]} "
+                         f"board; got {size}")
+    cells = board_cells(board, shape)
+    return _frame(cells.tobytes(), size, *shape).copy()
 
 
 class Window:

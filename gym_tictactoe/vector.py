@@ -19,16 +19,11 @@ from gymnasium.vector.utils import batch_space
 from gym_tictactoe import game, rendering
 from gym_tictactoe.env import AGENT_MARKS, ILLEGAL_ACTIONS, VIEWS, check_choice
 from gym_tictactoe.opponents import Opponent
+from gym_tictactoe.vector_boards import make_boards
 from gym_tictactoe.vector_opponents import Boards, Cells, vectorize_opponent
 
-__all__ = ["TicTacToeVectorEnv", "vectorize_opponent"]
+__all__ = ["VIEWS", "TicTacToeVectorEnv", "vectorize_opponent"]
 
-# np.take on flat or row-major tables gathers several times faster than fancy indexing.
-_NEXT = game.NEXT.ravel().astype(np.int64)
-_LEGAL = game.LEGAL_MASK.ravel()
-_LEGAL_BOOL = game.LEGAL_MASK.astype(bool)
-_VIEW_ROWS = VIEWS.reshape(2 * game.N_CODES, game.N_CELLS)  # row (agent - 1) * N_CODES + code
-_VIEW_OFFSET = np.array([0, 0, game.N_CODES])  # by agent mark
 # REWARDS[agent, winner]: the agent's reward when the game ends with ``winner`` (0 = nobody).
 REWARDS = np.array([[0, 0, 0], [0, 1, -1], [0, -1, 1]], dtype=np.float32)
 _REWARDS = REWARDS.ravel()  # row-major: REWARDS[agent, winner] is _REWARDS[agent * 3 + winner]
@@ -39,18 +34,21 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
     """``num_envs`` games of TicTacToe-v0 stepped together with NumPy, no Python env per board.
 
     ## Description
-    The rules, rewards, observations and opponents of ``TicTacToeEnv`` (see its docstring), for a
-    batch of boards held as one array of position codes. The opponent replies on all boards with
-    vectorised table look-ups, so it must be a table opponent (``"random"``, ``"minimax"``,
-    ``"heuristic"``), ``"epsilon"`` over one, or a mixture of those (drawn per board per episode).
+    The rules, rewards, observations and opponents of ``TicTacToeEnv`` (see its docstring), on any
+    board it supports, for a batch of boards: one array of position codes on boards of at most 12
+    cells (every rule a table look-up over the batch), one array of cells elsewhere (wins checked
+    on the lines through each move). Table opponents (``"random"``, ``"minimax"``,
+    ``"heuristic"``), ``"epsilon"`` over one and mixtures of those (drawn per board per episode)
+    reply on all boards at once; any other opponent (``"alphabeta"``, ``"montecarlo"``, a policy)
+    is asked board by board.
 
     ## Action Space
-    ``MultiDiscrete([9] * num_envs)``: one cell (0..8, row by row) per board.
+    ``MultiDiscrete([rows * cols] * num_envs)``: one cell (row by row from 0) per board.
 
     ## Observation Space
-    ``Box(0, 2, (num_envs, 9), int8)``, Gymnasium's ``batch_space`` of the single env's
-    ``MultiDiscrete([3] * 9)`` (as ``SyncVectorEnv`` has it): each board from its agent's point of
-    view, 0 empty, 1 the agent's mark, 2 the opponent's.
+    ``Box(0, 2, (num_envs, rows * cols), int8)``, Gymnasium's ``batch_space`` of the single env's
+    ``MultiDiscrete([3] * (rows * cols))`` (as ``SyncVectorEnv`` has it): each board from its
+    agent's point of view, 0 empty, 1 the agent's mark, 2 the opponent's.
 
     ## Starting State
     Empty boards, or, where the agent plays O, the board after the opponent's first move.
@@ -64,11 +62,12 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
     ignores its action and returns reward 0, ``terminated=False``.
 
     ## Information
-    Arrays over boards: ``action_mask`` (int8, ``(num_envs, 9)``, zeros once a board has ended),
-    ``agent_mark`` (int8, 1 = X, 2 = O), ``board`` (absolute cells, int8), ``opponent_action``
-    (int8), ``winner`` (int8, 0 for a draw) and ``illegal_action`` (bool), the last three with
-    Gymnasium's ``_key`` masks saying on which boards they happened. ``action_masks()`` returns the
-    cells each board accepts now, bool ``(num_envs, 9)``, for MaskablePPO-style use.
+    Arrays over boards: ``action_mask`` (int8, ``(num_envs, cells)``, zeros once a board has
+    ended), ``agent_mark`` (int8, 1 = X, 2 = O), ``board`` (absolute cells, int8),
+    ``opponent_action`` (int8, int16 on boards of over 127 cells), ``winner`` (int8, 0 for a draw)
+    and ``illegal_action`` (bool), the last three with Gymnasium's ``_key`` masks saying on which
+    boards they happened. ``action_masks()`` returns the cells each board accepts now, bool
+    ``(num_envs, cells)``, for MaskablePPO-style use.
 
     ## Arguments
     ```python
@@ -76,6 +75,8 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
     >>> import gym_tictactoe
     >>> envs = gym.make_vec("TicTacToe-v0", num_envs=1024, opponent="minimax",
     ...                     vectorization_mode="vector_entry_point")
+    >>> envs = gym.make_vec("TicTacToe-v0", num_envs=256, vectorization_mode="vector_entry_point",
+    ...                     rows=6, cols=6, win_length=4, opponent="heuristic")
     ```
     * ``num_envs``: the number of boards.
     * ``opponent``: a name, a ``parse_opponent`` spec such as ``"random+minimax*2"``, or an
@@ -83,6 +84,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
     * ``agent_mark``: ``"X"``, ``"O"`` or ``"random"`` (drawn per board at each of its resets).
     * ``illegal_action``: ``"lose"`` or ``"raise"`` (a ``ValueError``, before any board moves).
     * ``render_mode``: ``None`` or ``"ansi"`` (one text board per env).
+    * ``rows``, ``cols``, ``win_length``: the board, as in ``TicTacToeEnv``. Default 3, 3, 3.
 
     ## Version History
     * v0: initial version.
@@ -97,27 +99,39 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         agent_mark: str = "X",
         illegal_action: str = "lose",
         render_mode: str | None = None,
+        *,
+        rows: int = 3,
+        cols: int = 3,
+        win_length: int = 3,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer; got {num_envs!r}")
         self.num_envs = int(num_envs)
-        self.opponent = vectorize_opponent(opponent, self.num_envs)
+        self.rules = game.rules(rows, cols, win_length)
+        self.agents = np.full(self.num_envs, game.X, dtype=np.int8)
+        self.opponent = vectorize_opponent(opponent, self.num_envs, self.rules, self.agents)
         self.agent_mark_option = check_choice("agent_mark", agent_mark, AGENT_MARKS)
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
         modes = (None, *self.metadata["render_modes"])
         self.render_mode = check_choice("render_mode", render_mode, modes)
-        self.single_observation_space = spaces.MultiDiscrete([3] * game.N_CELLS, dtype=np.int8)
-        self.single_action_space = spaces.Discrete(game.N_CELLS)
+        n = self.rules.n_cells
+        self.single_observation_space = spaces.MultiDiscrete([3] * n, dtype=np.int8)
+        self.single_action_space = spaces.Discrete(n)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self.codes = np.zeros(self.num_envs, dtype=np.int64)
-        self.agents = np.full(self.num_envs, game.X, dtype=np.int8)
+        self.positions = make_boards(self.rules, self.num_envs)
+        self._cell_dtype = np.int8 if n <= np.iinfo(np.int8).max else np.int16
         self.ended = np.zeros(self.num_envs, dtype=bool)  # to be reset at the next step
         self._started = False
 
+    @property
+    def codes(self) -> npt.NDArray[np.int64] | None:
+        """Each board's position code (None on boards of over 16 cells)."""
+        return self.positions.codes
+
     def set_opponent(self, opponent: Opponent | str) -> None:
         """Play the following moves on every board against another opponent (curricula)."""
-        self.opponent = vectorize_opponent(opponent, self.num_envs)
+        self.opponent = vectorize_opponent(opponent, self.num_envs, self.rules, self.agents)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -129,7 +143,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         mark = check_choice("agent_mark", options.get("agent_mark", self.agent_mark_option),
                             AGENT_MARKS)
         boards = self._reset_boards(options.get("reset_mask"))
-        opponent_action = np.full(self.num_envs, NO_MOVE, dtype=np.int8)
+        opponent_action = self._no_moves()
         self._restart(boards, mark, opponent_action)
         self._started = True
         return self._observations(), self._infos(opponent_action, np.zeros_like(self.ended))
@@ -144,23 +158,25 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         illegal = ~legal & ~self.ended
         if self.illegal_action == "raise" and illegal.any():
             self._raise_illegal(actions, illegal)
-        opponent_action = np.full(self.num_envs, NO_MOVE, dtype=np.int8)
+        opponent_action = self._no_moves()
         self._restart(np.flatnonzero(self.ended), self.agent_mark_option, opponent_action)
+        positions = self.positions
         moved = np.flatnonzero(legal)
-        self.codes[moved] = _NEXT.take(self.codes[moved] * game.N_CELLS + cells[moved])
-        replying = moved[~game.TERMINAL.take(self.codes.take(moved))]
+        positions.play(moved, cells[moved])
+        replying = moved[~positions.terminal(moved)]
         opponent_action[replying] = self._reply(replying)
-        rewards = _REWARDS.take(self.agents * 3 + game.WINNER.take(self.codes))
+        winner = positions.winner()
+        rewards = _REWARDS.take(self.agents * 3 + winner)
         rewards[illegal] = -1.0
-        self.ended = game.TERMINAL.take(self.codes) | illegal
-        truncated = np.zeros(self.num_envs, dtype=bool)  # a game ends by itself within 5 moves
-        infos = self._infos(opponent_action, illegal)
+        self.ended = positions.terminal() | illegal
+        truncated = np.zeros(self.num_envs, dtype=bool)  # a game ends by itself
+        infos = self._infos(opponent_action, illegal, winner)
         return self._observations(), rewards, self.ended.copy(), truncated, infos
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
-        """The cells each board accepts now, ``(num_envs, 9)`` bool. A board waiting for its
+        """The cells each board accepts now, ``(num_envs, cells)`` bool. A board waiting for its
         autoreset ignores its action, so every cell is allowed there (not an all-False row)."""
-        masks = _LEGAL_BOOL.take(self.codes, axis=0)
+        masks = self.positions.legal_bool()
         masks[self.ended] = True
         return masks
 
@@ -168,7 +184,10 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         if self.render_mode is None:
             gym.logger.warn("render() called with render_mode=None; pass render_mode='ansi'")
             return None
-        return tuple(rendering.ansi(int(code)) for code in self.codes)
+        return tuple(rendering.ansi(cells, self.rules.shape) for cells in self.positions.cells())
+
+    def _no_moves(self) -> Cells:
+        return np.full(self.num_envs, NO_MOVE, dtype=self._cell_dtype)
 
     def _reset_boards(self, reset_mask: npt.NDArray[np.bool_] | None) -> Boards:
         if reset_mask is None:
@@ -188,52 +207,56 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
             self.agents[boards] = rng.integers(game.X, game.O + 1, size=boards.size)
         else:
             self.agents[boards] = game.MARKS[mark]
-        self.codes[boards] = game.EMPTY_BOARD
+        self.positions.restart(boards)
         self.ended[boards] = False
         self.opponent.reset(boards, rng)
         first = boards[self.agents[boards] == game.O]
         opponent_action[first] = self._reply(first)
 
     def _reply(self, boards: Boards) -> Cells:
-        codes = self.codes[boards]
-        cells = self.opponent.act(codes, boards, self.np_random)
-        self.codes[boards] = _NEXT.take(codes * game.N_CELLS + cells)
+        if boards.size == 0:
+            return np.zeros(0, dtype=self._cell_dtype)
+        positions = self.positions
+        asked = positions.codes[boards] if self.rules.tabled else positions
+        cells = self.opponent.act(asked, boards, self.np_random)
+        positions.play(boards, cells)
         return cells
 
     def _legal(self, actions: npt.ArrayLike) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
         """Each action as a cell index (0 where invalid) and whether it is a legal move now.
 
-        As in ``TicTacToeEnv``, an action that is not an integer 0..8 is an illegal move."""
+        As in ``TicTacToeEnv``, an action that is not an integer cell is an illegal move."""
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), one cell per board; "
                              f"got shape {actions.shape}")
         if actions.dtype.kind not in "iu":
             return np.zeros(self.num_envs, dtype=np.int64), np.zeros(self.num_envs, dtype=bool)
-        in_range = (actions >= 0) & (actions < game.N_CELLS)
+        in_range = (actions >= 0) & (actions < self.rules.n_cells)
         cells = np.where(in_range, actions, 0).astype(np.int64)
-        legal = in_range & ~self.ended & (_LEGAL.take(self.codes * game.N_CELLS + cells) == 1)
+        legal = in_range & ~self.ended & self.positions.legal(cells)
         return cells, legal
 
     def _raise_illegal(self, actions: npt.ArrayLike, illegal: npt.NDArray[np.bool_]) -> None:
         board = int(np.flatnonzero(illegal)[0])
         action = np.asarray(actions)[board].item()
-        legal = game.legal_moves(int(self.codes[board]))
+        legal = self.positions.legal_moves(board)
         raise ValueError(f"illegal action {action!r} on board {board} (and {illegal.sum() - 1} "
                          f"more): legal moves there are {legal}")
 
     def _observations(self) -> npt.NDArray[np.int8]:
-        return _VIEW_ROWS.take(self.codes + _VIEW_OFFSET.take(self.agents), axis=0)
+        return self.positions.observations(self.agents)
 
-    def _infos(self, opponent_action: Cells, illegal: npt.NDArray[np.bool_]) -> dict[str, Any]:
-        masks = game.LEGAL_MASK.take(self.codes, axis=0)  # all zeros at finished positions
+    def _infos(self, opponent_action: Cells, illegal: npt.NDArray[np.bool_],
+               winner: npt.NDArray[np.int8] | None = None) -> dict[str, Any]:
+        masks = self.positions.legal_masks()  # all zeros at finished positions
         masks[illegal] = 0
-        winner = game.WINNER.take(self.codes)
+        winner = self.positions.winner() if winner is None else winner.copy()
         winner[illegal] = game.SWAP.take(self.agents[illegal])  # an illegal move forfeits
         return {
             "action_mask": masks,
             "agent_mark": self.agents.copy(),
-            "board": game.CELLS.take(self.codes, axis=0),
+            "board": self.positions.cells(),
             "opponent_action": opponent_action,
             "_opponent_action": opponent_action != NO_MOVE,
             "winner": winner,

@@ -1,13 +1,19 @@
-"""Opponents for the vector environment: replies on many boards at once by table look-ups.
+"""Opponents for the vector environment: replies on many boards at once.
 
-A table opponent's candidate moves for every code are sorted once, candidates first, and a reply
-is the k-th candidate with k uniform: one random number per board, no loop over boards. Epsilon
-opponents and mixtures combine such players over sub-arrays of the batch.
+On tabled boards a table opponent's candidate moves for every code are sorted once, candidates
+first, and a reply is the k-th candidate with k uniform: one random number per board, no loop
+over boards. On bigger boards a table opponent's ``candidates`` mask is computed for the whole
+batch. Epsilon opponents and mixtures combine such players over sub-arrays of the batch; any
+other opponent (alpha-beta, Monte Carlo, a policy, your own) is asked board by board.
+
+A player's ``act(positions, boards, rng)`` gets, for the ``boards`` (indices into the batch) that
+need a reply, their codes (tabled boards) or the whole ``CellBoards`` batch (others).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+import copy
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -17,15 +23,16 @@ from gym_tictactoe.opponents import (
     EpsilonOpponent,
     MixtureOpponent,
     Opponent,
+    RandomOpponent,
     TableOpponent,
-    parse_opponent,
+    reset_opponent,
+    resolve_opponent,
 )
 
 Boards = npt.NDArray[np.intp]  # indices of boards in the batch
 Codes = npt.NDArray[np.int64]
 Cells = npt.NDArray[np.int8]
 
-_PLAYING = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
 
 
 class VectorOpponent(Protocol):
@@ -33,18 +40,26 @@ class VectorOpponent(Protocol):
 
     def reset(self, boards: Boards, rng: np.random.Generator) -> None: ...
 
-    def act(self, codes: Codes, boards: Boards, rng: np.random.Generator) -> Cells: ...
+    def act(self, positions: Any, boards: Boards, rng: np.random.Generator) -> Cells: ...
+
+
+def _subset(positions: Any, rows: npt.NDArray) -> Any:
+    """The positions of some of the boards asked about: codes are sliced, a batch is shared."""
+    return positions[rows] if isinstance(positions, np.ndarray) else positions
 
 
 class TablePlayer:
-    """A table opponent over arrays: a uniform candidate, or the lowest one when deterministic."""
+    """A table opponent over codes of a tabled board: a uniform candidate, or the lowest one
+    when deterministic."""
 
-    def __init__(self, table: npt.NDArray[np.bool_], deterministic: bool, name: str) -> None:
+    def __init__(self, table: npt.NDArray[np.bool_], deterministic: bool, name: str,
+                 rules: game.Rules = game.TICTACTOE) -> None:
         table = np.asarray(table, dtype=bool)
-        _check_table(table, name)
+        _check_table(table, name, rules)
+        self.n = rules.n_cells
         self.count = table.sum(axis=1)
         # A stable sort of "not a candidate" lists each code's candidate cells first, in order;
-        # flattened so that the k-th candidate of a code is order[code * 9 + k].
+        # flattened so that the k-th candidate of a code is order[code * n + k].
         self.order = np.argsort(~table, axis=1, kind="stable").astype(np.int8).ravel()
         self.deterministic = bool(deterministic)
 
@@ -53,37 +68,98 @@ class TablePlayer:
 
     def act(self, codes: Codes, boards: Boards, rng: np.random.Generator) -> Cells:
         if self.deterministic:
-            return self.order.take(codes * game.N_CELLS)
+            return self.order.take(codes * self.n)
         # floor(u * n) with u in [0, 1) is uniform over 0..n-1 (and never n in floating point).
         k = (rng.random(codes.size) * self.count.take(codes)).astype(np.int64)
-        return self.order.take(codes * game.N_CELLS + k)
+        return self.order.take(codes * self.n + k)
 
 
-def _check_table(table: npt.NDArray[np.bool_], name: str) -> None:
+def _check_table(table: npt.NDArray[np.bool_], name: str, rules: game.Rules) -> None:
     """A move table must offer at least one move, and only legal ones, in every live position."""
-    if table.shape != (game.N_CODES, game.N_CELLS):
-        raise ValueError(f"{name}'s table must have shape {(game.N_CODES, game.N_CELLS)}")
-    rows = table[_PLAYING]
-    if (rows & (game.LEGAL_MASK[_PLAYING] == 0)).any() or not rows.any(axis=1).all():
+    shape = (rules.n_codes, rules.n_cells)
+    if table.shape != shape:
+        raise ValueError(f"{name}'s table must have shape {shape}")
+    playing = rules.reachable[~rules.tables.terminal[rules.reachable]]
+    rows = table[playing]
+    if (rows & (rules.tables.legal_mask[playing] == 0)).any() or not rows.any(axis=1).all():
         raise ValueError(f"{name}'s table must mark legal moves only, and one at least, "
                          "in every position that is still being played")
+
+
+class MaskPlayer:
+    """A table opponent on a board without tables: its ``candidates`` for the whole batch, then
+    a uniform one per board (the lowest when deterministic)."""
+
+    def __init__(self, opponent: TableOpponent, agents: npt.NDArray[np.int8]) -> None:
+        self.opponent, self.agents = opponent, agents
+
+    def reset(self, boards: Boards, rng: np.random.Generator) -> None:
+        pass
+
+    def act(self, batch: Any, boards: Boards, rng: np.random.Generator) -> Cells:
+        codes = None if batch.codes is None else batch.codes[boards]
+        marks = game.SWAP[self.agents[boards]]
+        mask = self.opponent.candidates(batch.cells(boards), marks, codes)
+        if self.opponent.deterministic:
+            return np.argmax(mask, axis=1).astype(np.int16)
+        # The argmax of uniform noise over the candidates is a uniform candidate.
+        return np.argmax(rng.random(mask.shape) * mask, axis=1).astype(np.int16)
+
+
+class LoopPlayer:
+    """Any other opponent, asked board by board (alpha-beta, Monte Carlo, policies, your own).
+    An opponent with a ``reset`` keeps state per episode, so each board gets its own copy."""
+
+    def __init__(self, opponent: Opponent, rules: game.Rules, agents: npt.NDArray[np.int8]):
+        self.rules, self.agents = rules, agents
+        own_state = callable(getattr(opponent, "reset", None))
+        self.players = [copy.deepcopy(opponent) if own_state else opponent
+                        for _ in range(len(agents))]
+
+    def reset(self, boards: Boards, rng: np.random.Generator) -> None:
+        for board in boards.tolist():
+            reset_opponent(self.players[board], rng)
+
+    def act(self, positions: Any, boards: Boards, rng: np.random.Generator) -> Cells:
+        if isinstance(positions, np.ndarray):
+            cells = self.rules.tables.cells[positions]
+        else:
+            cells = positions.cells(boards)
+        marks = game.SWAP[self.agents[boards]].tolist()
+        moves = [self.players[b].act(c.copy(), m, rng)
+                 for b, c, m in zip(boards.tolist(), cells, marks, strict=True)]
+        return _checked_moves(moves, cells, self.players[0])
+
+
+def _checked_moves(moves: list, cells: npt.NDArray[np.int8], player: Opponent) -> Cells:
+    n = cells.shape[1]
+    valid = [type(m) in (int, np.int64) or isinstance(m, np.integer) for m in moves]
+    moves_array = np.array([m if ok else -1 for m, ok in zip(moves, valid, strict=True)],
+                           dtype=np.int64)
+    in_range = (moves_array >= 0) & (moves_array < n)
+    free = in_range & (cells[np.arange(len(cells)), np.clip(moves_array, 0, n - 1)] == 0)
+    if not free.all():
+        bad = int(np.flatnonzero(~free)[0])
+        raise RuntimeError(f"opponent {player!r} played {moves[bad]!r}; legal moves: "
+                           f"{np.flatnonzero(cells[bad] == 0).tolist()}")
+    return moves_array.astype(np.int16)
 
 
 class EpsilonPlayer:
     """With probability ``epsilon`` a uniformly random legal move, else ``inner``'s move."""
 
-    def __init__(self, epsilon: float, inner: VectorOpponent) -> None:
-        self.epsilon, self.inner = epsilon, inner
-        self.random = TablePlayer(game.LEGAL_MASK, deterministic=False, name="random")
+    def __init__(self, epsilon: float, inner: VectorOpponent, random: VectorOpponent) -> None:
+        self.epsilon, self.inner, self.random = epsilon, inner, random
 
     def reset(self, boards: Boards, rng: np.random.Generator) -> None:
         self.inner.reset(boards, rng)
 
-    def act(self, codes: Codes, boards: Boards, rng: np.random.Generator) -> Cells:
-        explore = rng.random(codes.size) < self.epsilon
-        cells = np.empty(codes.size, dtype=np.int8)
-        cells[explore] = self.random.act(codes[explore], boards[explore], rng)
-        cells[~explore] = self.inner.act(codes[~explore], boards[~explore], rng)
+    def act(self, positions: Any, boards: Boards, rng: np.random.Generator) -> Cells:
+        explore = rng.random(boards.size) < self.epsilon
+        cells = np.empty(boards.size, dtype=np.int16)
+        for rows, player in ((explore, self.random), (~explore, self.inner)):
+            if rows.any():
+                cells[rows] = player.act(_subset(positions, rows), boards[rows], rng)
         return cells
 
 
@@ -100,29 +176,39 @@ class MixturePlayer:
         for k, player in enumerate(self.players):
             player.reset(boards[self.current[boards] == k], rng)
 
-    def act(self, codes: Codes, boards: Boards, rng: np.random.Generator) -> Cells:
-        cells = np.empty(codes.size, dtype=np.int8)
+    def act(self, positions: Any, boards: Boards, rng: np.random.Generator) -> Cells:
+        cells = np.empty(boards.size, dtype=np.int16)
         which = self.current[boards]
         for k, player in enumerate(self.players):  # a loop over players, not boards
             mine = which == k
             if mine.any():
-                cells[mine] = player.act(codes[mine], boards[mine], rng)
+                cells[mine] = player.act(_subset(positions, mine), boards[mine], rng)
         return cells
 
 
-def vectorize_opponent(opponent: Opponent | str, num_envs: int) -> VectorOpponent:
-    """The array form of a table opponent (random, minimax, heuristic, ...), an epsilon opponent
-    over one, or a mixture of them; a name or a ``parse_opponent`` spec string is parsed first."""
-    if isinstance(opponent, str):
-        opponent = parse_opponent(opponent)
+def vectorize_opponent(opponent: Opponent | str, num_envs: int,
+                       rules: game.Rules = game.TICTACTOE,
+                       agents: npt.NDArray[np.int8] | None = None) -> VectorOpponent:
+    """The array form of an opponent for ``num_envs`` boards of ``rules``: table opponents
+    (random, minimax, heuristic) by look-ups or masks, epsilon over one and mixtures of them
+    combined, anything else board by board. A name or ``parse_opponent`` spec is parsed first.
+    ``agents`` is the env's array of the agent's mark per board (the opponent has the other)."""
+    opponent = resolve_opponent(opponent, rules)
+    if agents is None:
+        agents = np.full(num_envs, game.X, dtype=np.int8)
     if isinstance(opponent, TableOpponent):
-        return TablePlayer(opponent.table, opponent.deterministic, repr(opponent))
+        if rules.tabled:
+            return TablePlayer(opponent.table, opponent.deterministic, repr(opponent), rules)
+        return MaskPlayer(opponent, agents)
     if isinstance(opponent, EpsilonOpponent):
-        return EpsilonPlayer(opponent.epsilon, vectorize_opponent(opponent.inner, num_envs))
+        random = vectorize_opponent(RandomOpponent(**_board(rules)), num_envs, rules, agents)
+        inner = vectorize_opponent(opponent.inner, num_envs, rules, agents)
+        return EpsilonPlayer(opponent.epsilon, inner, random)
     if isinstance(opponent, MixtureOpponent):
-        players = [vectorize_opponent(o, num_envs) for o in opponent.opponents]
+        players = [vectorize_opponent(o, num_envs, rules, agents) for o in opponent.opponents]
         return MixturePlayer(players, opponent.weights, num_envs)
-    raise ValueError(
-        f"the vector env replies by table look-ups: opponent must be a table opponent (random, "
-        f"minimax, heuristic), epsilon over one, or a mixture of those; got {opponent!r}"
-    )
+    return LoopPlayer(opponent, rules, agents)
+
+
+def _board(rules: game.Rules) -> dict[str, int]:
+    return {"rows": rules.rows, "cols": rules.cols, "win_length": rules.win_length}

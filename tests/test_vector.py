@@ -313,15 +313,34 @@ def test_random_seat_is_drawn_per_board_per_episode():
         ({"agent_mark": "Z"}, r"agent_mark must be one of \['X', 'O', 'random'\]"),
         ({"illegal_action": "ignore"}, r"illegal_action must be one of \['lose', 'raise'\]"),
         ({"render_mode": "human"}, r"render_mode must be one of \[None, 'ansi'\]"),
-        ({"opponent": "montecarlo"}, "replies by table look-ups"),
-        ({"opponent": "random+montecarlo"}, "replies by table look-ups"),
-        ({"opponent": PolicyOpponent(lambda obs, mask: 0)}, "replies by table look-ups"),
+        ({"opponent": PolicyOpponent(lambda obs, mask: 0, rows=4, cols=4)}, "not on 3x3x3"),
+        ({"rows": 16}, "rows and cols must be 1..15"),
+        ({"win_length": 4}, r"win_length must be 1..max\(rows, cols\) = 3"),
+        ({"opponent": "minimax", "rows": 5, "cols": 5}, "use 'alphabeta'"),
         ({"opponent": "nobody"}, "unknown opponent 'nobody'"),
     ],
 )
 def test_bad_arguments_fail_at_construction(kwargs, message):
     with pytest.raises(ValueError, match=message):
         TicTacToeVectorEnv(**{"num_envs": 2, **kwargs})
+
+
+@pytest.mark.parametrize("opponent", ["montecarlo:playouts=3", "random+montecarlo:playouts=3"])
+def test_other_opponents_reply_board_by_board_like_the_single_env(opponent):
+    vec = TicTacToeVectorEnv(3, opponent=opponent, agent_mark="O")
+    singles = [TicTacToeEnv(opponent, "O") for _ in range(3)]
+    obs, _ = vec.reset(seed=5)
+    assert (obs.sum(axis=1) == 2).all()  # every opponent opened with one mark
+    for _ in range(6):
+        _, _, _, _, info = vec.step(np.argmax(vec.action_masks(), axis=1))
+        assert (info["board"][~vec.ended] != 0).sum(axis=1).max() <= 9
+    assert all(s.observation_space == vec.single_observation_space for s in singles)
+
+
+def test_a_policy_opponent_answering_nonsense_is_named_in_the_vector_env():
+    vec = TicTacToeVectorEnv(2, opponent=PolicyOpponent(lambda obs, mask: 4.5), agent_mark="O")
+    with pytest.raises(RuntimeError, match=r"played 4\.5; legal moves"):
+        vec.reset(seed=0)
 
 
 def test_a_table_with_illegal_moves_is_rejected():

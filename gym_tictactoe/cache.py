@@ -1,0 +1,91 @@
+"""The on-disk cache of solved boards that are too big to solve at every start.
+
+A solution is saved as an ``.npz`` of plain arrays (loaded with ``allow_pickle=False``): the int8
+scores, the packed reachable mask, and a header naming the board, the format and a SHA-256 of the
+arrays. It lives in ``$GYM_TICTACTOE_CACHE`` if set, else in the user's cache folder
+(``$XDG_CACHE_HOME/gym-tictactoe`` or ``~/.cache/gym-tictactoe``). A file that is unreadable,
+corrupt, or of another board or format is rebuilt with a warning; writes are atomic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from gym_tictactoe.files import atomic_path
+from gym_tictactoe.game import Rules
+
+ENV_VAR = "GYM_TICTACTOE_CACHE"
+FORMAT = "gym-tictactoe solution v1"
+
+
+def cache_dir() -> Path:
+    """Where solved boards are kept (see the module docstring)."""
+    if os.environ.get(ENV_VAR):
+        return Path(os.environ[ENV_VAR])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "gym-tictactoe"
+
+
+def cache_path(rules: Rules) -> Path:
+    return cache_dir() / f"solution-{rules.name}.npz"
+
+
+def load_or_build(rules: Rules, build: Callable[[Rules], object]):
+    """The cached solution of ``rules``, or a new one (built, saved, returned)."""
+    from gym_tictactoe.solver import Solution  # the solver imports this module lazily
+
+    path = cache_path(rules)
+    if path.exists():
+        try:
+            score, reachable = _read(path, rules)
+            return Solution(rules, score, reachable)
+        except (OSError, ValueError) as error:
+            warnings.warn(f"rebuilding the {rules.name} solution: the cache file {path} "
+                          f"is unusable ({error})", stacklevel=3)
+    solution = build(rules)
+    try:
+        save(path, solution.rules, solution.score, solution.reachable)
+    except OSError as error:  # a read-only home must not stop the game: solve again next time
+        warnings.warn(f"could not cache the {rules.name} solution in {path}: {error}",
+                      stacklevel=3)
+    return solution
+
+
+def save(path: Path, rules: Rules, score: np.ndarray, reachable: np.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    packed = np.packbits(reachable)
+    header = np.array([FORMAT, rules.name, _digest(score, packed)])
+    with atomic_path(path) as temp, open(temp, "wb") as handle:
+        np.savez(handle, header=header, score=score, reachable=packed)
+
+
+def _read(path: Path, rules: Rules) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if sorted(data.files) != ["header", "reachable", "score"]:
+                raise ValueError(f"unexpected entries {sorted(data.files)}")
+            header, score, packed = data["header"], data["score"], data["reachable"]
+    except (EOFError, KeyError, TypeError) as error:  # numpy's errors for a damaged zip/npy
+        raise ValueError(f"not a readable .npz ({error})") from None
+    expected = [FORMAT, rules.name]
+    if header.dtype.kind != "U" or header.shape != (3,) or header[:2].tolist() != expected:
+        raise ValueError(f"it is not a {FORMAT} file for the {rules.name} board")
+    if score.dtype != np.int8 or score.shape != (rules.n_codes,):
+        raise ValueError(f"scores of dtype {score.dtype} and shape {score.shape}")
+    if packed.dtype != np.uint8 or packed.shape != ((rules.n_codes + 7) // 8,):
+        raise ValueError(f"a reachable mask of dtype {packed.dtype} and shape {packed.shape}")
+    if _digest(score, packed) != header[2]:
+        raise ValueError("its checksum does not match its contents")
+    return score, np.unpackbits(packed, count=rules.n_codes).astype(bool)
+
+
+def _digest(score: np.ndarray, packed: np.ndarray) -> str:
+    digest = hashlib.sha256(score.tobytes())
+    digest.update(packed.tobytes())
+    return digest.hexdigest()

@@ -1,0 +1,136 @@
+"""The positions of a batch of boards, in the two forms of one engine (``game.Rules``).
+
+- :class:`CodeBoards` (boards of at most ``game.TABLE_CELLS`` cells, 3x3 among them): one int64
+  code per board, and every rule of the game is one look-up over the whole batch in the board's
+  tables.
+- :class:`CellBoards` (bigger boards, up to 15x15): a row of cells per board plus its code where
+  codes fit (solvable boards, for the solver's look-ups); a move is checked for a win only on the
+  lines through it.
+
+Both offer the same methods to the vector env and its opponents.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from gym_tictactoe import game
+from gym_tictactoe.env import views
+
+Boards = npt.NDArray[np.intp]  # indices of boards in the batch
+
+
+class CodeBoards:
+    """A batch of positions of a tabled board, as codes."""
+
+    def __init__(self, rules: game.Rules, num_envs: int) -> None:
+        tables = self.tables = rules.tables
+        self.rules, self.n = rules, rules.n_cells
+        # np.take on flat or row-major tables gathers several times faster than fancy indexing.
+        self._next = tables.next.ravel().astype(np.int64)
+        self._legal = tables.legal_mask.ravel()
+        self._legal_bool = tables.legal_mask.astype(bool)
+        self._view_rows = views(rules).reshape(2 * rules.n_codes, self.n)  # (agent-1)*codes+code
+        self._view_offset = np.array([0, 0, rules.n_codes])  # by agent mark
+        self.codes = np.zeros(num_envs, dtype=np.int64)
+
+    def restart(self, boards: Boards) -> None:
+        self.codes[boards] = game.EMPTY_BOARD
+
+    def legal(self, cells: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+        """Whether each board's cell (0..n-1) is a legal move there now."""
+        return self._legal.take(self.codes * self.n + cells) == 1
+
+    def play(self, boards: Boards, cells: npt.ArrayLike) -> None:
+        """The side to move on each of ``boards`` marks its cell (legal moves only)."""
+        self.codes[boards] = self._next.take(self.codes[boards] * self.n + cells)
+
+    def terminal(self, boards: Boards | None = None) -> npt.NDArray[np.bool_]:
+        codes = self.codes if boards is None else self.codes.take(boards)
+        return self.tables.terminal.take(codes)
+
+    def winner(self) -> npt.NDArray[np.int8]:
+        return self.tables.winner.take(self.codes)
+
+    def legal_masks(self) -> npt.NDArray[np.int8]:
+        return self.tables.legal_mask.take(self.codes, axis=0)  # zeros at finished positions
+
+    def legal_bool(self) -> npt.NDArray[np.bool_]:
+        return self._legal_bool.take(self.codes, axis=0)
+
+    def observations(self, agents: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
+        return self._view_rows.take(self.codes + self._view_offset.take(agents), axis=0)
+
+    def cells(self, boards: Boards | None = None) -> npt.NDArray[np.int8]:
+        codes = self.codes if boards is None else self.codes[boards]
+        return self.tables.cells.take(codes, axis=0)
+
+    def legal_moves(self, board: int) -> list[int]:
+        return self.rules.legal_moves(int(self.codes[board]))
+
+
+class CellBoards:
+    """A batch of positions of a board without tables, as rows of cells."""
+
+    def __init__(self, rules: game.Rules, num_envs: int) -> None:
+        self.rules, self.n = rules, rules.n_cells
+        # One more column, always -1, that the padding of rules.lines_through points at.
+        self.board = np.zeros((num_envs, self.n + 1), dtype=np.int8)
+        self.board[:, -1] = -1
+        self.codes = np.zeros(num_envs, dtype=np.int64) if rules.solvable else None
+        self._winner = np.zeros(num_envs, dtype=np.int8)
+        self._marks = np.zeros(num_envs, dtype=np.int64)  # marks on each board
+
+    def restart(self, boards: Boards) -> None:
+        self.board[boards, :-1] = game.EMPTY
+        self._winner[boards] = game.NO_WINNER
+        self._marks[boards] = 0
+        if self.codes is not None:
+            self.codes[boards] = game.EMPTY_BOARD
+
+    def legal(self, cells: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+        free = self.board[np.arange(len(cells)), cells] == game.EMPTY
+        return free & ~self.terminal()
+
+    def play(self, boards: Boards, cells: npt.ArrayLike) -> None:
+        cells = np.asarray(cells, dtype=np.intp)
+        marks = np.where(self._marks[boards] % 2 == 0, game.X, game.O).astype(np.int8)
+        self.board[boards, cells] = marks
+        self._marks[boards] += 1
+        if self.codes is not None:
+            self.codes[boards] += marks * self.rules.pow3[cells]
+        won = self.rules.wins_at(self.board[boards], cells, marks)
+        self._winner[boards[won]] = marks[won]
+
+    def terminal(self, boards: Boards | None = None) -> npt.NDArray[np.bool_]:
+        winner, marks = (self._winner, self._marks) if boards is None else (
+            self._winner[boards], self._marks[boards])
+        return (winner != game.NO_WINNER) | (marks == self.n)
+
+    def winner(self) -> npt.NDArray[np.int8]:
+        return self._winner.copy()
+
+    def legal_masks(self) -> npt.NDArray[np.int8]:
+        masks = (self.board[:, :-1] == game.EMPTY).astype(np.int8)
+        masks[self.terminal()] = 0
+        return masks
+
+    def legal_bool(self) -> npt.NDArray[np.bool_]:
+        return self.legal_masks().astype(bool)
+
+    def observations(self, agents: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
+        cells = self.board[:, :-1]
+        return np.where(agents[:, None] == game.X, cells, game.SWAP[cells])
+
+    def cells(self, boards: Boards | None = None) -> npt.NDArray[np.int8]:
+        return self.board[:, :-1].copy() if boards is None else self.board[boards, :-1]
+
+    def legal_moves(self, board: int) -> list[int]:
+        if self.terminal()[board]:
+            return []
+        return np.flatnonzero(self.board[board, :-1] == game.EMPTY).tolist()
+
+
+def make_boards(rules: game.Rules, num_envs: int) -> CodeBoards | CellBoards:
+    return CodeBoards(rules, num_envs) if rules.tabled else CellBoards(rules, num_envs)
