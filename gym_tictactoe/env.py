@@ -84,9 +84,11 @@ class Stones:
         self.cells[cell] = mark
         bits = self.bits[mark] = self.bits[mark] | (1 << cell)
         self.code += mark * self.rules.pow3_int[cell]
-        if any(bits & line == line for line in self.rules.line_masks_through[cell]):
-            self.winner, self.terminal = mark, True
-        elif self.bits[1] | self.bits[2] == self.rules.full_mask:
+        for line in self.rules.line_masks_through[cell]:
+            if bits & line == line:
+                self.winner, self.terminal = mark, True
+                return
+        if self.bits[1] | self.bits[2] == self.rules.full_mask:
             self.terminal = True
 
 

@@ -98,8 +98,36 @@ def act_on_code(opponent: Opponent, code: game.Position, mark: int,
 
 
 def act_on_stones(opponent: Opponent, stones: Any, mark: int, rng: np.random.Generator) -> int:
-    """``opponent``'s move on the env's position of a board without tables (``env.Stones``)."""
+    """``opponent``'s move on the env's position of a board without tables (``env.Stones``).
+    Players with an ``act_stones`` read the position's bit masks and code directly."""
+    if type(opponent).act is CodePlayer.act:
+        fast = getattr(opponent, "act_stones", None)
+        if fast is not None:
+            return fast(stones, mark, rng)
     return _act_cells(opponent, stones.cells.copy(), mark, rng)
+
+
+def _free_cells(stones: Any) -> tuple[int, ...]:
+    """The empty cells of a position held as bit masks, in increasing order."""
+    rules = stones.rules
+    free = rules.full_mask & ~(stones.bits[game.X] | stones.bits[game.O])
+    if rules.solvable:
+        return _cells_of_masks(rules.n_cells)[free]
+    cells = []
+    while free:
+        low = free & -free
+        cells.append(low.bit_length() - 1)
+        free ^= low
+    return tuple(cells)
+
+
+@cache
+def _cells_of_masks(n_cells: int) -> list[tuple[int, ...]]:
+    """For every bit mask of ``n_cells`` bits (at most 2**16 of them), its set bits in order."""
+    masks: list[tuple[int, ...]] = [()]
+    for cell in range(n_cells):
+        masks += [cells + (cell,) for cells in masks]
+    return masks
 
 
 class TableOpponent(CodePlayer):
@@ -163,6 +191,9 @@ class RandomOpponent(TableOpponent):
     def act_cells(self, cells: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
         return _pick(np.flatnonzero(cells == game.EMPTY), rng, self.deterministic)
 
+    def act_stones(self, stones: Any, mark: int, rng: np.random.Generator) -> int:
+        return _pick(_free_cells(stones), rng, self.deterministic)
+
 
 class MinimaxOpponent(TableOpponent):
     """Perfect play: a random choice among the solver's best moves (fastest win, slowest loss).
@@ -182,6 +213,8 @@ class MinimaxOpponent(TableOpponent):
                              f"most {game.SOLVED_CELLS} cells are solved; {self.rules.name} has "
                              f"{self.rules.n_cells}: use 'alphabeta' (search) there")
         self.solution = solver.solve(self.rules)
+        # Signed bytes: indexing a memoryview gives a plain int, far cheaper than NumPy's scalars.
+        self._scores = memoryview(self.solution.score).cast("b")
 
     @property
     def table(self) -> npt.NDArray[np.bool_]:
@@ -200,6 +233,19 @@ class MinimaxOpponent(TableOpponent):
         child = self.solution.score[code + mark * self.rules.pow3[empty]].astype(np.int16)
         moves = np.sign(child) - child
         return _pick(empty[moves == moves.max()], rng, self.deterministic)
+
+    def act_stones(self, stones: Any, mark: int, rng: np.random.Generator) -> int:
+        """``act_cells`` (the same moves, the same draws) on the env's bit masks and code."""
+        scores, code, powers = self._scores, stones.code, self.rules.pow3_int
+        top, best = -256, []
+        for cell in _free_cells(stones):
+            child = scores[code + mark * powers[cell]]
+            move = (child > 0) - (child < 0) - child  # sign(child) - child, as in act_cells
+            if move > top:
+                top, best = move, [cell]
+            elif move == top:
+                best.append(cell)
+        return _pick(best, rng, self.deterministic)
 
 
 class HeuristicOpponent(TableOpponent):
