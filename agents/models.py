@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import os
 import zipfile
-from pathlib import Path
 
 from gym_tictactoe.evaluation import Policy
+from gym_tictactoe.extras import require
+from gym_tictactoe.files import existing_file
 
 EXPECTED = ("a Q-table .npz written by QLearningAgent.save or an SB3 .zip written by "
             "agents.sb3_files.save_model (train.py writes either)")
@@ -18,9 +19,7 @@ EXPECTED = ("a Q-table .npz written by QLearningAgent.save or an SB3 .zip writte
 
 def model_kind(path: str | os.PathLike) -> str:
     """``"q"`` or ``"sb3"``; FileNotFoundError or a ValueError saying what was expected."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no model file at {path}")
+    path = existing_file(path, "model file")
     try:
         with zipfile.ZipFile(path) as archive:
             names = set(archive.namelist())
@@ -34,12 +33,18 @@ def model_kind(path: str | os.PathLike) -> str:
 
 
 def load_policy(path: str | os.PathLike) -> tuple[Policy, str]:
-    """The policy stored at ``path`` and its kind (``"q"`` or the SB3 algorithm's name)."""
+    """The policy stored at ``path`` and its kind (``"q"`` or the SB3 algorithm's name).
+
+    FileNotFoundError, ValueError for a file that is not a model of ours, and
+    ``gym_tictactoe.extras.MissingExtra`` when an SB3 model meets an install without the extra.
+    """
     if model_kind(path) == "q":
         from agents.q_learning import QLearningAgent
 
         return QLearningAgent.load(path), "q"
-    from agents.sb3 import ModelPolicy, algo_of  # torch only when needed
+    for module in ("torch", "stable_baselines3", "sb3_contrib"):  # only when needed
+        require(module, "sb3", "loading an SB3 model")
+    from agents.sb3 import ModelPolicy, algo_of
     from agents.sb3_files import load_model
 
     model = load_model(path)

@@ -1,8 +1,9 @@
 """Q-learning agent files: an ``.npz`` of plain arrays, written atomically, read without pickle.
 
-The arrays are ``format`` (``FORMAT``), ``config`` and ``rng`` (JSON strings), ``q``, ``visits``
-and ``episodes``. :func:`read` checks every one and says what is wrong with a file that is not
-such a file.
+The arrays are ``format`` (``FORMAT``), ``config`` and ``rng`` (JSON strings), ``q`` (float64),
+``visits`` and ``episodes`` (int64). :func:`read` never trusts a file: it refuses unknown or
+missing entries, checks each entry's size in the zip and its .npy header (dtype, shape) before
+reading any data, then the values, and says what is wrong with a file that is not such a file.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
-from gym_tictactoe.files import atomic_path
+from gym_tictactoe.files import atomic_path, existing_file
 
 FORMAT = "gym_tictactoe.q_learning/1"
 TABLE_SHAPE = (game.N_CODES, game.N_CELLS)
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first entry, or an empty zip
+MAX_COUNT = 2**62  # visits and episodes: far above any training, and n + 1 still fits int64
 
 
 class Contents(NamedTuple):
@@ -59,80 +61,137 @@ def read(path: str | os.PathLike, make_config: Callable[..., Any]) -> Contents:
     path = Path(path)
     arrays = _read_npz(path)
     return Contents(
-        _config(arrays, path, make_config), _table(arrays, "q", "f", path),
-        _table(arrays, "visits", "iu", path), _count(arrays, path), _rng_state(arrays, path),
+        _config(arrays, path, make_config), _table(arrays, "q", path),
+        _table(arrays, "visits", path), _count(arrays, path), _rng_state(arrays, path),
     )
 
 
+class _BadFile(ValueError):
+    """A file that is not ours, with our message (told apart from errors raised by libraries)."""
+
+
 def _bad_file(path: Path, problem: str) -> ValueError:
-    return ValueError(f"{path} is not a Q-learning agent file: {problem}; expected an .npz "
+    return _BadFile(f"{path} is not a Q-learning agent file: {problem}; expected an .npz "
                       f"written by QLearningAgent.save (format {FORMAT!r})")
 
 
+class _Entry(NamedTuple):
+    """What one array of the file must be: its dtype kind and size, its shape, and the most
+    bytes its member of the zip may hold (header included)."""
+
+    kind: str
+    itemsize: int | None  # None: any (strings)
+    shape: tuple[int, ...]
+    max_bytes: int
+
+
+_HEADER_BYTES = 4096  # an .npy header is a few hundred bytes; far more is not ours
+_TABLE_BYTES = TABLE_SHAPE[0] * TABLE_SHAPE[1] * 8 + _HEADER_BYTES
+_TEXT_BYTES = 64 * 1024  # JSON of a few hundred characters, stored as 4-byte code points
+ENTRIES = {
+    "format": _Entry("U", None, (), _TEXT_BYTES), "config": _Entry("U", None, (), _TEXT_BYTES),
+    "rng": _Entry("U", None, (), _TEXT_BYTES), "q": _Entry("f", 8, TABLE_SHAPE, _TABLE_BYTES),
+    "visits": _Entry("i", 8, TABLE_SHAPE, _TABLE_BYTES), "episodes": _Entry("i", 8, (), 256),
+}
+_KIND_NAMES = {"U": "a string", "f": "float64", "i": "int64"}
+
+
 def _read_npz(path: Path) -> dict[str, npt.NDArray]:
-    """Every array of an .npz, read without pickle; clear errors for anything else."""
-    if not path.exists():
-        raise FileNotFoundError(f"no Q-learning agent file at {path}")
-    if not path.is_file():
-        raise _bad_file(path, "it is not a regular file")
+    """The expected arrays of an .npz, each checked from its zip entry and .npy header before
+    any data is read, never unpickled; clear errors for anything else."""
+    existing_file(path, "Q-learning agent file")
     with open(path, "rb") as file:
         if file.read(4) not in ZIP_MAGIC:  # else np.load would try it as .npy or pickle
             raise _bad_file(path, "it is not a zip archive")
     try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {key: data[key] for key in data.files}
-        return {key: value for key, value in arrays.items() if isinstance(value, np.ndarray)}
-    except ValueError as error:
-        problem = (
-            "it holds an object array, which would need unpickling"
-            if "object arrays" in str(error).lower() else f"unreadable ({error})")
-    except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as error:
+        with zipfile.ZipFile(path) as archive:
+            _check_members(archive, path)
+            return {key: _read_entry(archive, key, path) for key in ENTRIES}
+    except _BadFile:
+        raise
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error, ValueError, RuntimeError,
+            NotImplementedError) as error:  # damaged, encrypted, unknown compression...
         problem = f"unreadable, perhaps truncated ({type(error).__name__}: {error})"
     raise _bad_file(path, problem)
 
 
-def _string(arrays: dict[str, npt.NDArray], key: str, path: Path) -> str:
-    value = arrays.get(key)
-    if value is None or value.shape != () or value.dtype.kind != "U":
-        raise _bad_file(path, f"no {key!r} string")
-    return str(value)
+def _check_members(archive: zipfile.ZipFile, path: Path) -> None:
+    names = archive.namelist()
+    expected = {f"{key}.npy" for key in ENTRIES}
+    unknown = sorted(set(names) - expected)
+    if unknown or len(names) != len(set(names)):
+        raise _bad_file(path, f"unexpected entries {unknown or 'repeated'}; a Q-learning file "
+                              f"holds exactly {sorted(expected)}")
+    missing = sorted(expected - set(names))
+    if missing:
+        raise _bad_file(path, f"missing entries {missing}")
+
+
+def _read_entry(archive: zipfile.ZipFile, key: str, path: Path) -> npt.NDArray:
+    """One array, after its size in the zip and its .npy header match ``ENTRIES[key]``."""
+    entry, info = ENTRIES[key], archive.getinfo(f"{key}.npy")
+    if info.file_size > entry.max_bytes:
+        raise _bad_file(path, f"entry {key!r} holds {info.file_size:,} bytes, more than the "
+                              f"{entry.max_bytes:,} it can need")
+    with archive.open(info) as member:
+        shape, fortran, dtype = _header(member, key, path)
+        if dtype.hasobject:
+            raise _bad_file(path, f"{key!r} holds an object array, which would need unpickling")
+        if (dtype.kind != entry.kind or shape != entry.shape
+                or (entry.itemsize is not None and dtype.itemsize != entry.itemsize)):
+            raise _bad_file(path, f"{key!r} must be {_KIND_NAMES[entry.kind]} of shape "
+                                  f"{entry.shape}, found {dtype} {shape}")
+        size = dtype.itemsize * int(np.prod(shape))
+        data = member.read(size)
+    if len(data) != size:
+        raise _bad_file(path, f"entry {key!r} is truncated")
+    array = np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C")
+    return array.astype(array.dtype.newbyteorder("="))
+
+
+def _header(member: Any, key: str, path: Path) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """Shape, Fortran order and dtype from an .npy header, read without its data."""
+    try:
+        version = np.lib.format.read_magic(member)
+        if version not in ((1, 0), (2, 0)):
+            raise ValueError(f"format version {version}")
+        read_header = getattr(np.lib.format, f"read_array_header_{version[0]}_0")
+        return read_header(member, max_header_size=_HEADER_BYTES)
+    except ValueError as error:
+        raise _bad_file(path, f"entry {key!r} has no valid .npy header ({error})") from None
 
 
 def _config(arrays: dict[str, npt.NDArray], path: Path, make_config: Callable[..., Any]) -> Any:
-    found = _string(arrays, "format", path)
+    found = str(arrays["format"])  # a string: checked on reading
     if found != FORMAT:
         raise _bad_file(path, f"its format is {found!r}")
     try:
-        return make_config(**json.loads(_string(arrays, "config", path)))
-    except (json.JSONDecodeError, TypeError, ValueError) as error:
+        return make_config(**json.loads(str(arrays["config"])))
+    except (json.JSONDecodeError, RecursionError, TypeError, ValueError) as error:
         raise _bad_file(path, f"bad hyper-parameters ({error})") from None
 
 
-def _table(arrays: dict[str, npt.NDArray], key: str, kinds: str, path: Path) -> npt.NDArray:
-    table = arrays.get(key)
-    kind = "floats" if kinds == "f" else "integers"
-    if table is None or table.shape != TABLE_SHAPE or table.dtype.kind not in kinds:
-        found = "missing" if table is None else f"{table.dtype} {table.shape}"
-        raise _bad_file(path, f"{key!r} must be {kind} of shape {TABLE_SHAPE}, found {found}")
-    if (~np.isfinite(table) if kinds == "f" else table < 0).any():
-        raise _bad_file(path, f"{key!r} holds {'non-finite' if kinds == 'f' else 'negative'} "
-                              "values")
+def _table(arrays: dict[str, npt.NDArray], key: str, path: Path) -> npt.NDArray:
+    table = arrays[key]  # shape and dtype checked on reading
+    if key == "q" and not np.isfinite(table).all():
+        raise _bad_file(path, "'q' holds non-finite values")
+    if key == "visits" and ((table < 0) | (table > MAX_COUNT)).any():
+        raise _bad_file(path, f"'visits' must be counts from 0 to {MAX_COUNT:,}")
     return table
 
 
 def _count(arrays: dict[str, npt.NDArray], path: Path) -> int:
-    episodes = arrays.get("episodes")
-    if episodes is None or episodes.shape != () or episodes.dtype.kind not in "iu" \
-            or episodes < 0:
-        raise _bad_file(path, "'episodes' must be a non-negative integer")
-    return int(episodes)
+    episodes = int(arrays["episodes"])
+    if not 0 <= episodes <= MAX_COUNT:
+        raise _bad_file(path, f"'episodes' must be a count from 0 to {MAX_COUNT:,}")
+    return episodes
 
 
 def _rng_state(arrays: dict[str, npt.NDArray], path: Path) -> dict:
     try:
-        state = json.loads(_string(arrays, "rng", path))
+        state = json.loads(str(arrays["rng"]))
         probe = np.random.default_rng()
         probe.bit_generator.state = state  # validates it without touching the agent's
-    except (json.JSONDecodeError, TypeError, ValueError, KeyError) as error:
+    except (json.JSONDecodeError, RecursionError, TypeError, ValueError, KeyError) as error:
         raise _bad_file(path, f"bad generator state ({error})") from None
     return state

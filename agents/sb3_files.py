@@ -7,7 +7,9 @@ unpickle from the marker and SB3's plain JSON instead.
 from __future__ import annotations
 
 import json
+import math
 import os
+import pickle
 import zipfile
 import zlib
 from collections import deque
@@ -23,10 +25,12 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from agents.sb3 import ALGO_CLASSES, ALGOS, algo_of, check_algo, observation_space
 from gym_tictactoe import game
-from gym_tictactoe.files import atomic_path
+from gym_tictactoe.files import atomic_path, existing_file
 
 MARKER = "gym_tictactoe.json"
 FORMAT = "gym_tictactoe.sb3/1"
+EXPECTED = f"expected a model zip written by agents.sb3_files.save_model ({FORMAT})"
+MAX_MEMBER_BYTES = 64 * 2**20  # our networks' weights and optimiser state take a few MB
 
 
 def save_model(model: BaseAlgorithm, path: str | os.PathLike) -> Path:
@@ -69,43 +73,89 @@ def load_model(path: str | os.PathLike, algo: str | None = None,
     for a missing file and ValueError for a file that is not ours, is damaged, or holds another
     ``algo`` than asked. Pass ``env`` to go on training.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no model file at {path}")
+    path = existing_file(path, "model file")
     marker, data = _read_archive(path)
     if algo is not None and check_algo(algo) != marker["algo"]:
         raise ValueError(f"{path} holds a {marker['algo']} model, not {algo}")
+    custom = _custom_objects(marker, data, path)
     try:
-        custom = _custom_objects(marker, data, path)
         return ALGO_CLASSES[marker["algo"]].load(path, env=env, device=device,
                                                  custom_objects=custom)
-    except (RuntimeError, KeyError, TypeError, IndexError) as error:
-        # Our marker but contents that do not fit it (other weights, edited JSON).
-        raise ValueError(f"{path} does not hold a consistent {marker['algo']} model "
-                         f"({type(error).__name__}: {error}); expected a model zip written by "
-                         f"agents.sb3_files.save_model ({FORMAT})") from None
+    except (pickle.UnpicklingError, RuntimeError, KeyError, TypeError, IndexError, ValueError,
+            AttributeError, AssertionError, EOFError, OSError, zipfile.BadZipFile):
+        # Weights torch's safe loader refuses (garbage, or a pickle that would run code), or
+        # that do not fit the marker: torch's own message would advise unsafe loading.
+        raise ValueError(f"{path} is not a model file we wrote: its {marker['algo']} weights "
+                         f"or settings do not load; {EXPECTED}") from None
 
 
 def _read_archive(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The marker and SB3's data JSON of a model zip, after checking every member's CRC."""
-    expected = f"expected a model zip written by agents.sb3_files.save_model ({FORMAT})"
+    """The marker and SB3's data JSON of a model zip, after checking every member's size and
+    CRC, and the settings the marker and data must hold."""
     try:
         with zipfile.ZipFile(path) as archive:
-            names = set(archive.namelist())
-            missing = sorted({"data", "policy.pth", MARKER} - names)
-            if missing:
-                raise ValueError(f"{path} lacks {missing}: {expected}")
-            damaged = archive.testzip()
-            if damaged is not None:
-                raise ValueError(f"{path} is damaged (bad CRC in {damaged!r}): {expected}")
+            _check_members(archive, path)
             marker, data = json.loads(archive.read(MARKER)), json.loads(archive.read("data"))
-    except (zipfile.BadZipFile, zlib.error, EOFError, UnicodeDecodeError,
-            json.JSONDecodeError) as error:
-        raise ValueError(f"{path} is not a readable zip ({error}): {expected}") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, UnicodeDecodeError, json.JSONDecodeError,
+            RecursionError, NotImplementedError, RuntimeError) as error:
+        raise ValueError(f"{path} is not a readable zip ({error}): {EXPECTED}") from None
     if not (isinstance(marker, dict) and marker.get("format") == FORMAT
-            and marker.get("algo") in ALGOS and isinstance(data, dict)):
-        raise ValueError(f"{path} has an unknown {MARKER} {marker!r}: {expected}")
+            and marker.get("algo") in ALGOS):
+        raise ValueError(f"{path} has an unknown {MARKER} {marker!r}: {EXPECTED}")
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: SB3's 'data' member must be a JSON object, found "
+                         f"{type(data).__name__}: {EXPECTED}")
+    _check_settings(marker, data, path)
     return marker, data
+
+
+def _check_members(archive: zipfile.ZipFile, path: Path) -> None:
+    names = {info.filename: info for info in archive.infolist()}
+    missing = sorted({"data", "policy.pth", MARKER} - set(names))
+    if missing:
+        raise ValueError(f"{path} lacks {missing}: {EXPECTED}")
+    huge = sorted(name for name, info in names.items() if info.file_size > MAX_MEMBER_BYTES)
+    if huge:
+        raise ValueError(f"{path}: members {huge} are larger than any model of ours "
+                         f"({MAX_MEMBER_BYTES:,} bytes): {EXPECTED}")
+    damaged = archive.testzip()
+    if damaged is not None:
+        raise ValueError(f"{path} is damaged (bad CRC in {damaged!r}): {EXPECTED}")
+
+
+def _check_settings(marker: dict[str, Any], data: dict[str, Any], path: Path) -> None:
+    """The values rebuilt from plain JSON instead of unpickled must be what SB3 expects."""
+    problems = []
+    if marker["algo"] == "dqn":
+        freq = marker.get("train_freq")
+        if not (isinstance(freq, list) and len(freq) == 2 and _is_count(freq[0])
+                and freq[1] in ("step", "episode")):
+            problems.append(f"train_freq must be [a positive integer, 'step' or 'episode'], "
+                            f"found {freq!r}")
+        for key in ("exploration_initial_eps", "exploration_final_eps", "exploration_fraction"):
+            if not _is_fraction(data.get(key)):
+                problems.append(f"{key} must be a number in [0, 1], found {data.get(key)!r}")
+    elif not (_is_number(marker.get("clip_range")) and marker["clip_range"] > 0):
+        problems.append(f"clip_range must be a positive number, found "
+                        f"{marker.get('clip_range')!r}")
+    if not _is_count(data.get("_stats_window_size", 100)):
+        problems.append(f"_stats_window_size must be a positive integer, found "
+                        f"{data.get('_stats_window_size')!r}")
+    if problems:
+        raise ValueError(f"{path} has bad settings: {'; '.join(problems)}: {EXPECTED}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) \
+        and math.isfinite(value)
+
+
+def _is_fraction(value: Any) -> bool:
+    return _is_number(value) and 0 <= value <= 1
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def _custom_objects(marker: dict[str, Any], data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -125,7 +175,7 @@ def _custom_objects(marker: dict[str, Any], data: dict[str, Any], path: Path) ->
 def _rebuilt_objects(marker: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
     """Our own values for the entries SB3 pickles; None buffers and classes mean the defaults,
     and empty observation state makes the next ``learn`` reset the env."""
-    algo, window = marker["algo"], int(data.get("_stats_window_size", 100))
+    algo, window = marker["algo"], data.get("_stats_window_size", 100)
     objects: dict[str, Any] = {
         "policy_class": ALGO_CLASSES[algo].policy_aliases["MlpPolicy"],
         "observation_space": observation_space(algo),

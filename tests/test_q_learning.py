@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import io
 import os
+import zipfile
 from pathlib import Path
 
 import gymnasium as gym
@@ -272,10 +274,10 @@ def corrupt(saved: Path, case: str) -> Path:
     ("truncated", "unreadable, perhaps truncated"),
     ("random bytes", "not a zip archive"),
     ("a single .npy", "not a zip archive"),
-    ("no marker", "no 'format' string"),
+    ("no marker", r"missing entries \['format.npy'\]"),
     ("foreign marker", "its format is 'sb3/1'"),
-    ("wrong shape", r"'q' must be floats of shape \(19683, 9\), found float64 \(9, 9\)"),
-    ("wrong dtype", r"'q' must be floats of shape \(19683, 9\), found int64"),
+    ("wrong shape", r"'q' must be float64 of shape \(19683, 9\), found float64 \(9, 9\)"),
+    ("wrong dtype", r"'q' must be float64 of shape \(19683, 9\), found int64"),
     ("bad config", "bad hyper-parameters.*alpha must be a number in"),
 ])
 def test_a_broken_or_foreign_file_is_refused_with_a_clear_error(saved, case, message):
@@ -306,6 +308,70 @@ def test_a_file_holding_pickled_objects_is_refused_without_unpickling(saved, tmp
     with pytest.raises(ValueError, match="object array, which would need unpickling"):
         QLearningAgent.load(path)
     assert not sprung.exists()
+
+
+def rewrite(saved: Path, target: Path, **members: bytes) -> Path:
+    """``saved`` with some members replaced or added as raw bytes (None drops one)."""
+    with zipfile.ZipFile(saved) as source:
+        entries = {name: source.read(name) for name in source.namelist()}
+    entries.update({f"{key}.npy": data for key, data in members.items()})
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in entries.items():
+            if data is not None:
+                archive.writestr(name, data)
+    return target
+
+
+def npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def npy_header(descr: str, shape: tuple[int, ...], data: bytes = b"") -> bytes:
+    """An .npy whose header claims ``descr`` and ``shape``, followed by ``data`` only."""
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buffer, {"descr": descr, "fortran_order": False, "shape": shape})
+    return buffer.getvalue() + data
+
+
+def test_an_unknown_entry_is_refused_before_anything_is_read(saved, tmp_path):
+    # 1.6 GB of zeros once unpacked, a few MB compressed: the old loader read it all.
+    path = rewrite(saved, tmp_path / "extra.npz", junk=npy(np.zeros(2_000_000)))
+    with pytest.raises(ValueError, match=r"unexpected entries \['junk.npy'\]"):
+        QLearningAgent.load(path)
+
+
+def test_a_header_claiming_a_huge_array_is_refused_from_the_header(saved, tmp_path):
+    path = rewrite(saved, tmp_path / "huge.npz", q=npy_header("<f8", (10**6, 10**6), b"\0" * 64))
+    with pytest.raises(ValueError, match=r"'q' must be float64 of shape \(19683, 9\), "
+                                         r"found float64 \(1000000, 1000000\)"):
+        QLearningAgent.load(path)
+
+
+def test_an_oversized_entry_is_refused(saved, tmp_path):
+    padded = '{"alpha": 0.05' + " " * 100_000 + "}"  # valid JSON, but no config is that big
+    path = rewrite(saved, tmp_path / "padded.npz", config=npy(np.array(padded)))
+    with pytest.raises(ValueError, match=r"entry 'config' holds 400,.* bytes, more than"):
+        QLearningAgent.load(path)
+
+
+@pytest.mark.parametrize(("visits", "message"), [
+    (np.full(TABLE_SHAPE, 2**64 - 1, dtype=np.uint64), r"'visits' must be int64 .* found uint64"),
+    (np.full(TABLE_SHAPE, -1, dtype=np.int64), "'visits' must be counts from 0"),
+    (np.full(TABLE_SHAPE, 2**63 - 1, dtype=np.int64), "'visits' must be counts from 0"),
+])
+def test_visit_counts_are_checked_before_any_cast(saved, tmp_path, visits, message):
+    path = rewrite(saved, tmp_path / "visits.npz", visits=npy(visits))
+    with pytest.raises(ValueError, match=message):
+        QLearningAgent.load(path)
+
+
+def test_a_truncated_entry_is_refused(saved, tmp_path):
+    path = rewrite(saved, tmp_path / "short.npz", q=npy_header("<f8", TABLE_SHAPE, b"\0" * 80))
+    with pytest.raises(ValueError, match="entry 'q' is truncated"):
+        QLearningAgent.load(path)
 
 
 def test_a_missing_file_raises_file_not_found(tmp_path):

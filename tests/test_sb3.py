@@ -5,6 +5,8 @@ Smoke-sized: each model learns a few hundred timesteps; nothing here asserts tha
 
 from __future__ import annotations
 
+import io
+import json
 import pickle
 import zipfile
 from pathlib import Path
@@ -15,6 +17,7 @@ import pytest
 pytest.importorskip("sb3_contrib")  # the [sb3] extra is optional: skip, not fail, without it
 
 import cloudpickle
+import torch
 from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
 from stable_baselines3.common.monitor import Monitor
 
@@ -292,5 +295,74 @@ def test_load_model_refuses_weights_that_do_not_fit_the_marker(tmp_path):
             zipfile.ZipFile(tmp_path / "mixed.zip", "w") as mixed:
         for name in a.namelist():
             mixed.writestr(name, (b if name == "policy.pth" else a).read(name))
-    with pytest.raises(ValueError, match="does not hold a consistent maskable-ppo model"):
+    with pytest.raises(ValueError, match="is not a model file we wrote"):
         sb3_files.load_model(tmp_path / "mixed.zip")
+
+
+class Payload:
+    """Unpickling a Payload creates the file it names: proof that code ran on loading."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return Path.touch, (self.path,)
+
+
+def _weights(content: object) -> bytes:
+    buffer = io.BytesIO()
+    torch.save(content, buffer)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("kind", ["malicious", "garbage", "empty"])
+def test_weights_that_are_no_weights_are_not_a_model_file_we_wrote(trained, tmp_path, kind):
+    path = sb3_files.save_model(trained["ppo"], tmp_path / "model.zip")
+    sprung = tmp_path / "sprung"
+    content = {"malicious": _weights({"x": Payload(sprung)}), "garbage": b"garbage" * 100,
+               "empty": b""}[kind]
+    _rewrite_member(path, "policy.pth", content)
+    with pytest.raises(ValueError) as error:
+        sb3_files.load_model(path)
+    assert str(error.value).startswith(f"{path} is not a model file we wrote:")
+    assert "weights_only" not in str(error.value) and not sprung.exists()
+    assert error.value.__suppress_context__
+
+
+@pytest.mark.parametrize(("algo", "member", "change", "message"), [
+    ("ppo", "data", [1, 2], "SB3's 'data' member must be a JSON object, found list"),
+    ("ppo", sb3_files.MARKER, {"clip_range": "abc"},
+     "clip_range must be a positive number, found 'abc'"),
+    ("maskable-ppo", sb3_files.MARKER, {"clip_range": None},
+     "clip_range must be a positive number, found None"),
+    ("dqn", sb3_files.MARKER, {"train_freq": "x"},
+     r"train_freq must be \[a positive integer, 'step' or 'episode'\], found 'x'"),
+    ("dqn", sb3_files.MARKER, {"train_freq": [4, "hour"]}, "train_freq must be"),
+    ("dqn", "data", {"exploration_fraction": "most"},
+     "exploration_fraction must be a number in"),
+    ("ppo", "data", {"_stats_window_size": "x"}, "_stats_window_size must be a positive"),
+])
+def test_bad_settings_say_what_is_wrong(trained, tmp_path, algo, member, change, message):
+    path = sb3_files.save_model(trained[algo], tmp_path / "model.zip")
+    with zipfile.ZipFile(path) as archive:
+        content = json.loads(archive.read(member))
+    content = change if isinstance(change, list) else {**content, **change}
+    _rewrite_member(path, member, json.dumps(content).encode())
+    with pytest.raises(ValueError, match=message):
+        sb3_files.load_model(path)
+
+
+def test_a_folder_or_a_device_is_named_for_what_it_is(tmp_path):
+    with pytest.raises(ValueError, match="is a folder, not a model file"):
+        sb3_files.load_model(tmp_path)
+    if Path("/dev/null").exists():
+        with pytest.raises(ValueError, match="is not a regular file"):
+            sb3_files.load_model("/dev/null")
+
+
+def test_an_oversized_member_is_refused_before_it_is_read(trained, tmp_path):
+    path = sb3_files.save_model(trained["ppo"], tmp_path / "model.zip")
+    with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("huge.bin", bytes(sb3_files.MAX_MEMBER_BYTES + 1))
+    with pytest.raises(ValueError, match=r"members \['huge.bin'\] are larger"):
+        sb3_files.load_model(path)
