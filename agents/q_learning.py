@@ -36,6 +36,8 @@ from agents import q_files
 from agents.q_files import FORMAT as FORMAT  # still importable from here
 from agents.q_files import TABLE_SHAPE
 from gym_tictactoe import game
+from gym_tictactoe.extras import require
+from gym_tictactoe.seeding import check_seed
 
 TRAINING_OPPONENT = "epsilon:epsilon=0.4"  # see the module docstring
 Callback = Callable[["QLearningAgent", int], "bool | None"]
@@ -107,8 +109,7 @@ class QLearningConfig:
                              f"got {self.epsilon_decay_episodes!r}")
         if not isinstance(self.symmetric, bool):
             raise ValueError(f"symmetric must be True or False; got {self.symmetric!r}")
-        if self.seed is not None and (not _is_int(self.seed) or self.seed < 0):
-            raise ValueError(f"seed must be None or a non-negative integer; got {self.seed!r}")
+        check_seed(self.seed)
 
 
 def _is_int(value: object) -> bool:
@@ -299,10 +300,6 @@ def _code(codes: dict[bytes, int], obs: npt.ArrayLike) -> int:
 
 
 def _progress_bar(total: int):
-    """A tqdm bar; tqdm is an optional dependency (the ``train`` extra)."""
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        raise ImportError('progress=True needs tqdm: install the train extra, '
-                          'pip install ".[train]" in a clone of gym-tictactoe') from None
+    """A tqdm bar; tqdm is an optional dependency (the ``train`` extra): MissingExtra without."""
+    tqdm = require("tqdm.auto", "train", "the progress bar (progress=True)").tqdm
     return tqdm(total=total, unit="episode")

@@ -39,6 +39,7 @@ from agents.sb3_vec import TicTacToeSB3VecEnv
 from gym_tictactoe import evaluation, game, wrappers
 from gym_tictactoe.env import TicTacToeEnv
 from gym_tictactoe.opponents import Opponent, parse_opponent
+from gym_tictactoe.seeding import check_seed
 from gym_tictactoe.wrappers import ONE_HOT_SPACE, OneHotObservation
 
 ALGOS = ("maskable-ppo", "ppo", "dqn")
@@ -324,7 +325,7 @@ def train(
     Extra keyword arguments override ``HYPERPARAMETERS[algo]``. ``threads`` sets torch's CPU
     threads while training (None leaves them).
     """
-    env = make_training_env(algo, n_envs, opponent, agent_mark, seed)
+    env = make_training_env(algo, n_envs, opponent, agent_mark, check_seed(seed))
     model = build_model(algo, env, seed, **kwargs)
     callback = ExactEvalCallback(algo, eval_every, stop_when_perfect)
     with torch_threads(threads):

@@ -43,6 +43,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
 from gym_tictactoe.opponents import Opponent
+from gym_tictactoe.seeding import check_seed
 from gym_tictactoe.vector import TicTacToeVectorEnv
 from gym_tictactoe.wrappers import ONE_HOT_SPACE, one_hot
 
@@ -100,7 +101,11 @@ class TicTacToeSB3VecEnv(VecEnv):
         return self._encode(obs)
 
     def step_async(self, actions: npt.ArrayLike) -> None:
-        self._actions = np.asarray(actions).reshape(self.num_envs)
+        actions = np.asarray(actions)
+        if actions.size != self.num_envs or actions.ndim > 2:
+            raise ValueError(f"actions must be one cell per board, shape ({self.num_envs},) or "
+                             f"({self.num_envs}, 1); got shape {actions.shape}")
+        self._actions = actions.reshape(self.num_envs)
 
     def step_wait(self) -> VecEnvStepReturn:
         obs, rewards, terminated, truncated, info = self.venv.step(self._actions)
@@ -117,8 +122,9 @@ class TicTacToeSB3VecEnv(VecEnv):
         return self.venv.action_masks()
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
-        """Seed the next reset's generator, which drives every board, with ``seed``."""
-        self._seeds = [seed] * self.num_envs
+        """Seed the next reset's generator, which drives every board, with ``seed``
+        (0 <= seed < 2**32, or None)."""
+        self._seeds = [check_seed(seed)] * self.num_envs
         return self._seeds
 
     def close(self) -> None:

@@ -50,6 +50,16 @@ def step_lists(rules: game.Rules) -> tuple[list, list[bool], list[int]]:
     return nxt, tables.terminal.tolist(), tables.winner.tolist()
 
 
+class RenderModes(list):
+    """The render modes, as a list that says it holds any non-string. ``gym.make`` checks a
+    render_mode against the list and calls string methods on one it does not find there
+    (``render_mode=0`` is an AttributeError from inside Gymnasium); passed on, it reaches
+    ``__init__``, which refuses it with the list of modes."""
+
+    def __contains__(self, mode: object) -> bool:
+        return not isinstance(mode, str) or super().__contains__(mode)
+
+
 def check_choice(name: str, value: Any, allowed: tuple) -> Any:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {list(allowed)}; got {value!r}")
@@ -156,7 +166,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     * v0: initial version; ``rows``, ``cols`` and ``win_length`` added without changing 3x3.
     """
 
-    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 4}
+    metadata = {"render_modes": RenderModes(["human", "ansi", "rgb_array"]), "render_fps": 4}
 
     def __init__(
         self,

@@ -302,6 +302,11 @@ class EpsilonOpponent(CodePlayer):
         return f"EpsilonOpponent(epsilon={self.epsilon}, inner={self.inner!r}{self._board_args()})"
 
 
+# Every playout of every move is one row of an array: 10,000 per move keep a 3x3 reply within a
+# few MB (seed 002 used 50-100), while 10**8 would need tens of GB.
+MAX_PLAYOUTS = 10_000
+
+
 class MonteCarloOpponent(CodePlayer):
     """Pure Monte Carlo search (seed 002): ``playouts`` random games after each legal move, then
     the move with the best mean result for this player (ties broken at random)."""
@@ -310,8 +315,10 @@ class MonteCarloOpponent(CodePlayer):
 
     def __init__(self, playouts: int = 50, *, rows: int = 3, cols: int = 3,
                  win_length: int = 3) -> None:
-        if not _is_number(playouts) or int(playouts) != playouts or playouts < 1:
-            raise ValueError(f"playouts must be a positive integer; got {playouts!r}")
+        if not _is_number(playouts) or int(playouts) != playouts \
+                or not 1 <= playouts <= MAX_PLAYOUTS:
+            raise ValueError(f"playouts must be a positive integer up to {MAX_PLAYOUTS:,}; "
+                             f"got {playouts!r}")
         self.playouts = int(playouts)
         self._set_board(rows, cols, win_length)
 
@@ -392,9 +399,10 @@ class MixtureOpponent(CodePlayer):
             raise ValueError(f"weights must be {n} finite non-negative numbers; got {weights!r}")
         weights = np.ones(n) if weights is None else np.asarray(weights, float)
         if (weights.shape != (n,) or not np.isfinite(weights).all() or (weights < 0).any()
-                or weights.sum() <= 0):
+                or not (weights > 0).any()):
             raise ValueError(f"weights must be {n} finite non-negative numbers, not all 0; "
                              f"got {weights.tolist()}")
+        weights = weights / weights.max()  # first, so that huge weights cannot sum to inf
         self.weights = weights / weights.sum()
         self.current = self.opponents[0]
 
@@ -447,7 +455,7 @@ OPPONENTS: dict[str, type] = {
 def make_opponent(name: str, **kwargs) -> Opponent:
     """Build a built-in opponent by name, e.g. ``make_opponent("epsilon", epsilon=0.3)`` or
     ``make_opponent("minimax", rows=4, cols=4, win_length=3)``."""
-    if name not in OPPONENTS:
+    if not isinstance(name, str) or name not in OPPONENTS:
         raise ValueError(f"unknown opponent {name!r}; choose one of {sorted(OPPONENTS)}")
     try:
         return OPPONENTS[name](**kwargs)

@@ -17,7 +17,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from gym_tictactoe import game, rendering
-from gym_tictactoe.env import AGENT_MARKS, ILLEGAL_ACTIONS, VIEWS, check_choice
+from gym_tictactoe.env import AGENT_MARKS, ILLEGAL_ACTIONS, VIEWS, as_cell, check_choice
 from gym_tictactoe.opponents import Opponent
 from gym_tictactoe.vector_boards import make_boards
 from gym_tictactoe.vector_opponents import Boards, Cells, vectorize_opponent
@@ -27,6 +27,7 @@ __all__ = ["VIEWS", "TicTacToeVectorEnv", "vectorize_opponent"]
 # REWARDS[agent, winner]: the agent's reward when the game ends with ``winner`` (0 = nobody).
 REWARDS = np.array([[0, 0, 0], [0, 1, -1], [0, -1, 1]], dtype=np.float32)
 _REWARDS = REWARDS.ravel()  # row-major: REWARDS[agent, winner] is _REWARDS[agent * 3 + winner]
+MAX_NUM_ENVS = 2**24  # 16.7 M boards already take gigabytes; beyond, arrays fail to allocate
 NO_MOVE = -1  # opponent_action of a board where the opponent did not move
 
 
@@ -104,8 +105,10 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         cols: int = 3,
         win_length: int = 3,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer; got {num_envs!r}")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) \
+                or not 1 <= num_envs <= MAX_NUM_ENVS:
+            raise ValueError(f"num_envs must be a positive integer up to {MAX_NUM_ENVS:,}; "
+                             f"got {num_envs!r}")
         self.num_envs = int(num_envs)
         self.rules = game.rules(rows, cols, win_length)
         self.agents = np.full(self.num_envs, game.X, dtype=np.int8)
@@ -139,6 +142,9 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         """Reset every board, or only ``options["reset_mask"]``'s; ``options["agent_mark"]``
         overrides the seat for this reset."""
         super().reset(seed=seed)
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be a dict such as {{'agent_mark': 'O'}} or "
+                             f"{{'reset_mask': mask}}; got {options!r}")
         options = options or {}
         mark = check_choice("agent_mark", options.get("agent_mark", self.agent_mark_option),
                             AGENT_MARKS)
@@ -230,6 +236,9 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), one cell per board; "
                              f"got shape {actions.shape}")
+        if actions.dtype == object:  # each entry judged alone, as the single env judges one
+            cells = [as_cell(action, self.rules.n_cells) for action in actions]
+            actions = np.array([-1 if cell is None else cell for cell in cells], dtype=np.int64)
         if actions.dtype.kind not in "iu":
             return np.zeros(self.num_envs, dtype=np.int64), np.zeros(self.num_envs, dtype=bool)
         in_range = (actions >= 0) & (actions < self.rules.n_cells)
@@ -239,7 +248,8 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
 
     def _raise_illegal(self, actions: npt.ArrayLike, illegal: npt.NDArray[np.bool_]) -> None:
         board = int(np.flatnonzero(illegal)[0])
-        action = np.asarray(actions)[board].item()
+        action = np.asarray(actions)[board]
+        action = action.item() if isinstance(action, np.generic) else action
         legal = self.positions.legal_moves(board)
         raise ValueError(f"illegal action {action!r} on board {board} (and {illegal.sum() - 1} "
                          f"more): legal moves there are {legal}")

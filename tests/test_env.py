@@ -239,3 +239,18 @@ def test_any_action_sequence_keeps_the_invariants(seed, agent_mark, opponent, ac
             assert "winner" not in info
         assert (obs == (board if agent_mark == "X" else game.SWAP[board])).all()
         previous = board
+
+
+@pytest.mark.parametrize("render_mode", [0, 1.5, b"ansi", ["ansi"]])
+def test_a_render_mode_that_is_no_string_gets_our_message_through_make_too(render_mode):
+    message = r"render_mode must be one of \[None, 'human', 'ansi', 'rgb_array'\]; got "
+    with pytest.raises(ValueError, match=message):
+        TicTacToeEnv(render_mode=render_mode)
+    with pytest.raises(ValueError, match=message):  # Gymnasium's make used to fail inside
+        gym.make("TicTacToe-v0", render_mode=render_mode)
+
+
+def test_gymnasium_render_mode_conveniences_still_work():
+    env = gym.make("TicTacToe-v0", render_mode="rgb_array_list")  # RenderCollection
+    env.reset(seed=0)
+    assert len(env.render()) == 1

@@ -233,3 +233,30 @@ def test_a_policy_opponents_bad_answer_reaches_the_env_check():
     env.reset(seed=0)
     with pytest.raises(RuntimeError, match=r"played 4\.9; legal moves"):
         env.step(0)
+
+
+# --- limits checked at construction -----------------------------------------------------------
+
+
+def test_huge_weights_are_relative_not_an_overflow():
+    from gym_tictactoe.opponents import parse_opponent
+
+    mixture = parse_opponent("random*1e308+minimax*1e308")
+    assert mixture.weights.tolist() == [0.5, 0.5]
+    mixture.reset(np.random.default_rng(0))  # NumPy refused p = [0, 0] here before
+    tiny = MixtureOpponent(["random", "minimax"], [5e-324, 1e-323])
+    assert tiny.weights.tolist() == pytest.approx([1 / 3, 2 / 3])
+
+
+@pytest.mark.parametrize("name", [["random"], None, 3, ("minimax",)])
+def test_a_name_that_is_no_string_is_an_unknown_opponent(name):
+    with pytest.raises(ValueError, match=r"unknown opponent .*; choose one of \['epsilon'"):
+        make_opponent(name)
+
+
+def test_montecarlo_playouts_have_a_limit():
+    from gym_tictactoe.opponents import MAX_PLAYOUTS, parse_opponent
+
+    assert MonteCarloOpponent(playouts=MAX_PLAYOUTS).playouts == MAX_PLAYOUTS
+    with pytest.raises(ValueError, match="playouts must be a positive integer up to 10,000"):
+        parse_opponent("montecarlo:playouts=100000000")

@@ -134,7 +134,7 @@ def test_bad_inputs_to_act_raise_clear_errors():
 
 @pytest.mark.parametrize("bad", [{"alpha": 0}, {"gamma": 1.5}, {"epsilon_end": -0.1},
                                  {"epsilon_decay_episodes": 2.5}, {"symmetric": "yes"},
-                                 {"seed": -1}, {"learning_rate": 0.1}])
+                                 {"seed": -1}, {"seed": 2**32}, {"learning_rate": 0.1}])
 def test_bad_hyper_parameters_are_refused(bad):
     with pytest.raises(ValueError, match=next(iter(bad))):
         QLearningAgent(**bad)

@@ -118,3 +118,23 @@ def test_sb3_learns_on_the_adapter_and_logs_episodes(algo, one_hot):
     model.learn(512)
     assert model.num_timesteps == 512 and len(model.ep_info_buffer) > 20
     assert {"r", "l", "t"} <= set(model.ep_info_buffer[0])
+
+
+@pytest.mark.parametrize("actions", [np.zeros(3, dtype=int), np.zeros((4, 2), dtype=int),
+                                     np.zeros(5, dtype=int)])
+def test_actions_of_the_wrong_shape_are_named(actions):
+    env = TicTacToeSB3VecEnv(4, "random", seed=0)
+    env.reset()
+    with pytest.raises(ValueError, match=r"one cell per board, shape \(4,\) or \(4, 1\); got"):
+        env.step(actions)
+    assert env.step(np.zeros((4, 1), dtype=int))[1].shape == (4,)  # SB3's own column is fine
+
+
+@pytest.mark.parametrize("seed", [-1, 2**32, 1.5, "0", True])
+def test_a_bad_seed_is_refused_when_given(seed):
+    env = TicTacToeSB3VecEnv(2, "random")
+    message = r"seed must be None or an integer with 0 <= seed < 2\*\*32"
+    with pytest.raises(ValueError, match=message):
+        env.seed(seed)
+    with pytest.raises(ValueError, match="seed must be None or an integer"):
+        TicTacToeSB3VecEnv(2, "random", seed=seed)

@@ -413,3 +413,31 @@ def test_mixture_draws_one_player_per_board_per_episode():
         openings.append(vec.step(np.zeros(n, dtype=int))[4]["opponent_action"])
     saw_both = (np.stack(openings) == 0).any(axis=0) & (np.stack(openings) == 8).any(axis=0)
     assert saw_both.mean() > 0.8
+
+
+# --- inputs the single env handles, handled the same here --------------------------------------
+
+
+def test_object_arrays_of_actions_are_judged_entry_by_entry():
+    lose = TicTacToeVectorEnv(3, illegal_action="lose")
+    lose.reset(seed=0)
+    _, rewards, _, _, info = lose.step(np.array([0, 1, "x"], dtype=object))
+    assert info["illegal_action"].tolist() == [False, False, True] and rewards[2] == -1.0
+    strict = TicTacToeVectorEnv(2, illegal_action="raise")
+    strict.reset(seed=0)
+    strict.step(np.array([0, np.int64(1)], dtype=object))  # legal ints in an object array
+    with pytest.raises(ValueError, match=r"illegal action 2\.5 on board 0"):
+        strict.step(np.array([2.5, 2], dtype=object))
+
+
+@pytest.mark.parametrize("options", [["O"], "O", 3])
+def test_reset_options_must_be_a_dict(options):
+    vec = TicTacToeVectorEnv(2)
+    with pytest.raises(ValueError, match="options must be a dict such as"):
+        vec.reset(seed=0, options=options)
+
+
+@pytest.mark.parametrize("num_envs", [2**63, 2**40, 2**24 + 1])
+def test_num_envs_has_a_limit(num_envs):
+    with pytest.raises(ValueError, match=r"num_envs must be a positive integer up to 16,777,216"):
+        TicTacToeVectorEnv(num_envs)

@@ -1,0 +1,25 @@
+"""One rule for seeds everywhere: an integer with 0 <= seed < 2**32, or None for a fresh one.
+
+NumPy's Generator takes any non-negative integer, but NumPy's legacy seeding, which
+Stable-Baselines3 calls, takes only 32 bits; one limit for every entry point (the command line,
+train.py, the agents, the SB3 adapter) means a seed that works in one works in all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+SEED_LIMIT = 2**32
+
+
+def check_seed(seed: Any, name: str = "seed") -> int | None:
+    """``seed`` as an int, None as it is; a ValueError naming the allowed range otherwise."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer) \
+            or not 0 <= seed < SEED_LIMIT:
+        raise ValueError(f"{name} must be None or an integer with 0 <= {name} < 2**32; "
+                         f"got {seed!r}")
+    return int(seed)
