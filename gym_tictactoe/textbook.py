@@ -6,6 +6,14 @@ is a tuple ``(i, j)`` of a row and a column, each 0, 1 or 2::
     board = initial_state()
     board = result(board, minimax(board))
 
+**Invalid boards.** One rule for all seven functions (``player``, ``actions``, ``result``,
+``winner``, ``terminal``, ``utility``, ``minimax``): a board must be three rows of three values
+``X``, ``O`` or ``EMPTY`` *and* a position some game can reach: X moved first and the sides
+alternated (X has as many marks as O or one more), at most one side has three in a row, and
+nobody moved after the game was won. Any other board raises ValueError saying which rule it
+breaks; no function answers for a position no game can reach (``utility`` of three rows of O,
+say, which no game ends in).
+
 Every function turns the board into its position code (``game.encode``) and reads the answer from
 the tables in :mod:`gym_tictactoe.game` and :mod:`gym_tictactoe.solver`, so this module holds no
 second copy of the rules and ``minimax`` is a look-up, not a search. Boards are never modified:
@@ -37,13 +45,15 @@ def initial_state() -> Board:
 
 
 def player(board: Board) -> str:
-    """The side to move: X on the empty board, then alternating (X or O on a finished board)."""
-    return _CELL_MARKS[int(game.TO_MOVE[_playable_code(board)])]
+    """The side to move: X on the empty board, then alternating (X or O on a finished board).
+
+    Like every function here, raises ValueError for a board no game can reach."""
+    return _CELL_MARKS[int(game.TO_MOVE[_code(board)])]
 
 
 def actions(board: Board) -> set[Action]:
     """Every empty cell ``(i, j)`` of a game in progress; the empty set once the game is over."""
-    return {divmod(cell, _SIZE) for cell in game.legal_moves(_playable_code(board))}
+    return {divmod(cell, _SIZE) for cell in game.legal_moves(_code(board))}
 
 
 def result(board: Board, action: Action) -> Board:
@@ -53,7 +63,7 @@ def result(board: Board, action: Action) -> Board:
     or the game is already over.
     """
     row, col = _check_action(action)
-    code = _playable_code(board)
+    code = _code(board)
     if game.TERMINAL[code]:
         raise ValueError(f"action {action!r} is not allowed: the game is over")
     cell = row * _SIZE + col
@@ -65,11 +75,7 @@ def result(board: Board, action: Action) -> Board:
 
 def winner(board: Board) -> str | None:
     """X or O when that side has three in a row, otherwise None (game in progress or tie)."""
-    mark = int(game.WINNER[_code(board)])
-    if mark == game.BOTH_WIN:
-        # Cannot happen in a game: the first three-in-a-row ends it.
-        raise ValueError(f"both X and O have three in a row, so this is no game's board: {board!r}")
-    return _CELL_MARKS[mark]
+    return _CELL_MARKS[int(game.WINNER[_code(board)])]
 
 
 def terminal(board: Board) -> bool:
@@ -87,14 +93,14 @@ def minimax(board: Board) -> Action | None:
 
     The solver has already valued every position, so this reads its best-move table.
     """
-    code = _playable_code(board)
+    code = _code(board)
     if game.TERMINAL[code]:
         return None
     return divmod(solver.best_moves(code)[0], _SIZE)
 
 
 def _code(board: Board) -> game.Position:
-    """The position code of a board of 3 rows of 3 values X, O or EMPTY (else ValueError)."""
+    """The position code of a valid board (see the module docstring), else ValueError."""
     rows = board if isinstance(board, (list, tuple)) else ()
     if len(rows) != _SIZE or any(
         not isinstance(row, (list, tuple)) or len(row) != _SIZE for row in rows
@@ -104,19 +110,27 @@ def _code(board: Board) -> game.Position:
     # `is` for EMPTY and exact str equality, so 0, False or "x" are rejected, not coerced.
     if not all(value is EMPTY or (isinstance(value, str) and value in (X, O)) for value in cells):
         raise ValueError(f"board cells must be X, O or EMPTY (None); got {board!r}")
-    return game.encode([_CELL_CODES[value] for value in cells])
-
-
-def _playable_code(board: Board) -> game.Position:
-    """The code of a board whose mark counts allow a side to move (X first, then alternating)."""
-    code = _code(board)
-    if game.TO_MOVE[code] == game.EMPTY:
-        counts = {mark: sum(row.count(mark) for row in board) for mark in (X, O)}
-        raise ValueError(
-            f"X moves first and the sides alternate, so X has as many marks as O or one more; "
-            f"got {counts[X]} X and {counts[O]} O"
-        )
+    code = game.encode([_CELL_CODES[value] for value in cells])
+    if not game.IS_REACHABLE[code]:
+        raise ValueError(f"no game reaches the board {board!r}: {_why_unreachable(code)}")
     return code
+
+
+def _why_unreachable(code: game.Position) -> str:
+    """Which rule of a real game an unreachable position breaks."""
+    cells = game.decode(code)
+    x, o = int((cells == game.X).sum()), int((cells == game.O).sum())
+    if x - o not in (0, 1):
+        return (f"X moves first and the sides alternate, so X has as many marks as O or one "
+                f"more; got {x} X and {o} O")
+    won = int(game.WINNER[code])
+    if won == game.BOTH_WIN:
+        return "both X and O have three in a row, but the first line ends the game"
+    if won == game.X and x == o:
+        return "O moved after X had already won"
+    if won == game.O and x > o:
+        return "X moved after O had already won"
+    return "no sequence of legal moves leads to it"  # none such on 3x3; kept for safety
 
 
 def _check_action(action: Action) -> Action:

@@ -230,3 +230,39 @@ def test_bad_cell_value_raises(value):
 def test_impossible_mark_counts_raise():
     with pytest.raises(ValueError, match="got 2 X and 0 O"):
         player(board("XX. ... ..."))
+
+
+# One rule for invalid boards, the same in all seven functions: a board no game can reach is
+# refused, whatever the function (utility of three rows of O used to answer -1).
+SEVEN = {"player": player, "actions": actions, "result": lambda b: result(b, (0, 0)),
+         "winner": winner, "terminal": terminal, "utility": utility, "minimax": minimax}
+UNREACHABLE = {
+    "all O": ("OOO OOO OOO", "got 0 X and 9 O"),
+    "O moved after X won": ("XXX OO. O..", "O moved after X had already won"),
+    "X moved after O won": ("OOO XX. XX.", "X moved after O had already won"),
+    "both have a line": ("XXX OOO ...", "both X and O have three in a row"),
+    "too many X": ("XX. ... ...", "got 2 X and 0 O"),
+}
+
+
+@pytest.mark.parametrize("name", SEVEN)
+@pytest.mark.parametrize("case", UNREACHABLE)
+def test_every_function_refuses_a_board_no_game_reaches(name, case):
+    text, reason = UNREACHABLE[case]
+    with pytest.raises(ValueError, match=rf"no game reaches the board \[\[.*\]\]: .*{reason}"):
+        SEVEN[name](board(text))
+
+
+def test_the_rule_is_exactly_reachability():
+    from gym_tictactoe import game
+    from gym_tictactoe.textbook import _board
+
+    refused = 0
+    for code in range(game.N_CODES):
+        try:
+            terminal(_board(code))
+        except ValueError as error:
+            assert "no game reaches the board" in str(error)
+            assert "no sequence of legal moves" not in str(error)  # a specific reason
+            refused += 1
+    assert refused == game.N_CODES - 5478
