@@ -1,29 +1,50 @@
 # The two commands: `make train` (the main job) and `make test`. Both create .venv on first use.
+# `make train` installs only what the tabular agent needs: the core (gymnasium, numpy) and the
+# `train` extra (tqdm, matplotlib), no torch. `make test` installs everything, torch included.
+#
+# TORCH_INDEX: a package index to search for torch besides the default one. The constraints file
+# pins torch's version, not its build: from the default index, Linux gets the CUDA build and
+# about 18 NVIDIA packages (several GB). PyTorch's CPU index has the CPU build, which pip then
+# prefers (2.13.0+cpu sorts above 2.13.0):
+#     make test TORCH_INDEX=https://download.pytorch.org/whl/cpu
+# It is empty by default because the development machine keeps the CPU wheel locally.
 PYTHON ?= python3
+TORCH_INDEX ?=
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+CORE := $(VENV)/.installed-core
+ALL := $(VENV)/.installed-all
+PIP_INSTALL = $(VENV)/bin/python -m pip install -c constraints.txt \
+	$(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 
 .PHONY: train test play bench clean
 
-$(STAMP): pyproject.toml constraints.txt
+$(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -e ".[all,dev]" -c constraints.txt
-	touch $(STAMP)
+	$(VENV)/bin/python -m pip install --quiet --upgrade pip
 
-train: $(STAMP)
+$(CORE): pyproject.toml constraints.txt | $(VENV)/bin/python
+	$(PIP_INSTALL) -e ".[train]"
+	touch $@
+
+$(ALL): pyproject.toml constraints.txt | $(VENV)/bin/python
+	$(PIP_INSTALL) -e ".[all,dev]"
+	touch $@
+
+train: $(CORE)
 	$(PY) train.py
 
-play: $(STAMP)
-	$(PY) -m gym_tictactoe play
+# A Ctrl-C at the prompt reaches make too; the trap keeps make from reporting the game's
+# exit status 130 as an error (the game says "Interrupted." itself).
+play: $(CORE)
+	@trap 'exit 0' INT; $(PY) -m gym_tictactoe play
 
-test: $(STAMP)
+test: $(ALL)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 
-bench: $(STAMP)
-	$(PY) -m pip install -e ".[bench]" -c constraints.txt
+bench: $(ALL)
+	$(PIP_INSTALL) -e ".[bench]"
 	$(PY) benchmarks/speed.py
 
 clean:

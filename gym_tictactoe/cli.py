@@ -1,11 +1,14 @@
-"""Command line: ``python -m gym_tictactoe play | arena | facts`` (also ``gym-tictactoe ...``).
+"""Command line: ``python -m gym_tictactoe play | arena | facts | evaluate`` (or ``gym-tictactoe``).
 
-- ``play``: you against a built-in opponent in the terminal, cells typed as keypad digits 1-9.
-- ``arena``: every ordered pairing of built-in players, N seeded games each, tallied.
+- ``play``: you against an opponent in the terminal, cells typed as 0-8 (the numbers the board
+  shows on its empty cells, the env's actions: one numbering wherever a person reads a cell).
+- ``arena``: every ordered pairing of players (any opponent specs), N seeded games each, tallied.
 - ``facts``: the game's numbers, computed from the tables rather than quoted.
+- ``evaluate``: a saved model, exactly.
 
 A subcommand is one ``_<name>_command(args) -> int`` and one ``_add_<name>(subparsers)`` listed in
-``SUBCOMMANDS``. Exit codes: 0 done (also when input ends mid-game), 2 usage error, 130 Ctrl-C.
+``SUBCOMMANDS``. Exit codes: 0 done (also when input ends mid-game or on q), 1 an optional
+dependency missing, 2 usage error or a file that is not a model, 130 Ctrl-C.
 """
 
 from __future__ import annotations
@@ -13,16 +16,18 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from functools import cache
 
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe import game, solver
-from gym_tictactoe.opponents import OPPONENTS, Opponent, make_opponent, reset_opponent
+from gym_tictactoe import game, rendering, solver
+from gym_tictactoe.arguments import opponent_spec, player_list, player_names, positive_int, seed_arg
+from gym_tictactoe.extras import MissingExtra
+from gym_tictactoe.opponents import Opponent, parse_opponent, reset_opponent
 
 ARENA_PLAYERS = ("random", "heuristic", "montecarlo", "minimax")
 EXIT_INTERRUPTED = 130  # the shell's convention for a process ended by SIGINT
+EXIT_MISSING_EXTRA = 1
 RESULTS = {game.X: "X", game.O: "O", game.NO_WINNER: "draw"}
 MoveCallback = Callable[[game.Position, int, int], None]
 
@@ -47,19 +52,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-@cache
-def player_names() -> tuple[str, ...]:
-    """Built-in opponents that need no arguments (a mixture or a policy needs objects)."""
-    names = []
-    for name in OPPONENTS:
-        try:
-            make_opponent(name)
-        except ValueError:
-            continue
-        names.append(name)
-    return tuple(names)
-
-
 def play_game(
     players: dict[int, Opponent], rng: np.random.Generator, on_move: MoveCallback | None = None
 ) -> game.Position:
@@ -82,72 +74,113 @@ def play_game(
 # --- play -------------------------------------------------------------------------------------
 
 
+class Quit(Exception):
+    """The person typed q or quit."""
+
+
+QUIT_WORDS = ("q", "quit")
+AGAIN = {"": "same", "y": "same", "yes": "same", "same": "same", "s": "swap", "swap": "swap",
+         **{word: "quit" for word in (*QUIT_WORDS, "n", "no")}}
+
+
 def _add_play(subparsers: argparse._SubParsersAction) -> None:
     play = subparsers.add_parser(
         "play", help="play against an opponent in the terminal",
-        description="Play a game in the terminal. Type a cell as its keypad digit: 1 2 3 is the "
-        "top row, 7 8 9 the bottom. End of input leaves the game (exit 0); Ctrl-C exits 130.",
+        description="Play in the terminal. Type a cell as its number 0-8, row by row, as shown "
+        "on the empty cells (the env's action numbers); q quits. After a game, play another "
+        "in the same or swapped seats. End of input leaves (exit 0); Ctrl-C exits 130.",
     )
-    play.add_argument("--opponent", default="minimax", choices=player_names(),
-                      help="who you play against (default: minimax, which never loses)")
+    play.add_argument("--opponent", default="minimax", type=opponent_spec,
+                      help="who you play against: a name or spec, as train.py --opponent "
+                      f"({', '.join(player_names())}; default: minimax, which never loses)")
     play.add_argument("--as", dest="mark", default="X", choices=("X", "O"),
                       help="your mark; X moves first (default: X)")
-    play.add_argument("--seed", type=int, default=None,
-                      help="seed for the opponent's random choices (default: fresh each run)")
+    play.add_argument("--seed", type=seed_arg, default=None,
+                      help="seed for the opponent's random choices, 0 <= seed < 2**32 "
+                      "(default: fresh each run)")
     play.set_defaults(run=_play_command)
 
 
 def _play_command(args: argparse.Namespace) -> int:
-    human = game.MARKS[args.mark]
-    other = game.O if human == game.X else game.X
-    names = {human: "you", other: args.opponent}
-    players = {human: HumanPlayer(), other: make_opponent(args.opponent)}
-    print(f"You are {args.mark}, playing {args.opponent}. Cells are numbered like a keypad:")
+    human, rng = game.MARKS[args.mark], np.random.default_rng(args.seed)
+    opponent = parse_opponent(args.opponent)
+    print("Cells are numbered 0-8, row by row, as on the empty board below; q quits.")
     print(board_text(game.EMPTY_BOARD))
+    while True:
+        try:
+            _one_game(human, opponent, args.opponent, rng)
+        except EOFError:  # stdin closed or Ctrl-D: leave quietly, nothing went wrong
+            print("\nNo more input: game abandoned.")
+            return 0
+        except Quit:
+            print("Game abandoned.")
+            return 0
+        try:
+            again = _ask_again()
+        except (EOFError, Quit):
+            print("Bye.")
+            return 0
+        if again == "swap":
+            human = game.O if human == game.X else game.X
+
+
+def _one_game(human: int, opponent: Opponent, name: str, rng: np.random.Generator) -> None:
+    other = game.O if human == game.X else game.X
+    names = {human: "you", other: name}
+    print(f"\nYou are {game.MARK_NAMES[human]}, playing {name}.")
 
     def show(code: game.Position, mark: int, cell: int) -> None:
-        print(f"\n{names[mark]} ({game.MARK_NAMES[mark]}) played {cell + 1}:\n{board_text(code)}")
+        print(f"\n{names[mark]} ({game.MARK_NAMES[mark]}) played {cell}:\n{board_text(code)}")
 
-    try:
-        final = play_game(players, np.random.default_rng(args.seed), on_move=show)
-    except EOFError:  # stdin closed or Ctrl-D: leave quietly, nothing went wrong
-        print("\nNo more input: game abandoned.")
-        return 0
+    final = play_game({human: HumanPlayer(), other: opponent}, rng, on_move=show)
     print(f"\n{result_line(final, names)}")
-    return 0
+
+
+def _ask_again() -> str:
+    """"same" or "swap" for another game; Quit when the person is done."""
+    while True:
+        text = input("Another game? Enter: same seats, s: swap seats, q: quit: ")
+        answer = AGAIN.get(text.strip().lower())
+        if answer == "quit":
+            raise Quit
+        if answer is not None:
+            return answer
+        print(f"  {text.strip()!r}: press Enter for the same seats, s to swap, q to quit")
 
 
 class HumanPlayer:
-    """The person at the terminal, as an opponent: asks ``input()`` until a legal keypad digit."""
+    """The person at the terminal, as an opponent: asks ``input()`` until a legal cell or q."""
 
     def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
         code = game.encode(board)
         while True:
-            text = input(f"Your move ({game.MARK_NAMES[mark]}), 1-9: ")
+            text = input(f"Your move ({game.MARK_NAMES[mark]}), 0-8 or q to quit: ")
+            if text.strip().lower() in QUIT_WORDS:
+                raise Quit
             try:
-                return parse_key(text, code)
+                return parse_cell(text, code)
             except ValueError as reason:
                 print(f"  {reason}")
 
 
-def parse_key(text: str, code: game.Position) -> int:
-    """The cell (0-8) for a typed keypad digit, or ValueError saying why it can't be played."""
+def parse_cell(text: str, code: game.Position) -> int:
+    """The cell (0-8) typed, or ValueError saying why it can't be played."""
     try:
-        key = int(text.strip())
+        cell = int(text.strip())
     except ValueError:
-        raise ValueError(f"{text.strip()!r} is not a number: type a digit 1-9") from None
-    if not 1 <= key <= game.N_CELLS:
-        raise ValueError(f"{key} is not a cell: type a digit 1-9")
-    if not game.LEGAL_MASK[code, key - 1]:
-        owner = game.MARK_NAMES[int(game.CELLS[code, key - 1])]
-        free = " ".join(str(cell + 1) for cell in game.legal_moves(code))
-        raise ValueError(f"{key} is taken by {owner}: free cells are {free}")
-    return key - 1
+        raise ValueError(f"{text.strip()!r} is not a number: type a cell 0-8 or q") from None
+    if not 0 <= cell < game.N_CELLS:
+        raise ValueError(f"{cell} is not a cell: type a cell 0-8 or q")
+    if not game.LEGAL_MASK[code, cell]:
+        owner = game.MARK_NAMES[int(game.CELLS[code, cell])]
+        free = " ".join(str(free) for free in game.legal_moves(code))
+        raise ValueError(f"{cell} is taken by {owner}: free cells are {free}")
+    return cell
 
 
 def board_text(code: game.Position) -> str:
-    """Three rows with X, O and the keypad digit (cell + 1) of each empty cell."""
-    return game.render_text(code, first=1)
+    """Three rows with X, O and the number (0-8) of each empty cell: the env's ansi render."""
+    return rendering.ansi(code).rstrip("\n")
 
 
 def result_line(code: game.Position, names: dict[int, str]) -> str:
@@ -162,63 +195,44 @@ def result_line(code: game.Position, names: dict[int, str]) -> str:
 
 def _add_arena(subparsers: argparse._SubParsersAction) -> None:
     arena = subparsers.add_parser(
-        "arena", help="built-in players against each other, every pairing and seat",
-        description="Every player meets every player (itself included) as X and as O.",
+        "arena", help="players against each other, every pairing and seat",
+        description="Every player meets every player (itself included) as X and as O. A player "
+        "is any opponent spec train.py --opponent takes, e.g. 'epsilon:epsilon=0.3,inner="
+        "heuristic' or 'random+minimax*2'.",
     )
-    arena.add_argument("--players", type=_player_list, default=list(ARENA_PLAYERS),
-                       help=f"comma-separated names from {', '.join(player_names())} "
-                       f"(default: {','.join(ARENA_PLAYERS)})")
+    arena.add_argument("--players", type=player_list, default=list(ARENA_PLAYERS),
+                       help="comma-separated specs; a key=value after a comma belongs to the "
+                       f"player before it (names: {', '.join(player_names())}; default: "
+                       f"{','.join(ARENA_PLAYERS)})")
     arena.add_argument("--games", type=positive_int, default=100,
                        help="games per ordered pairing (default: 100, a few seconds)")
-    arena.add_argument("--seed", type=int, default=0,
-                       help="seed of the whole tournament: same seed, same table (default: 0)")
+    arena.add_argument("--seed", type=seed_arg, default=0,
+                       help="seed of the whole tournament, 0 <= seed < 2**32: same seed, same "
+                       "table (default: 0)")
     arena.set_defaults(run=_arena_command)
 
 
 def _arena_command(args: argparse.Namespace) -> int:
     print(f"arena: {args.games} games per pairing, seed {args.seed}\n")
     rows = arena(args.players, args.games, args.seed)
-    header = f"{'X player':<12} {'O player':<12} {'X wins':>7} {'O wins':>7} {'draws':>7}"
-    print(header)
+    width = max(12, *(len(name) for name in args.players))
+    print(f"{'X player':<{width}} {'O player':<{width}} {'X wins':>7} {'O wins':>7} {'draws':>7}")
     for x_name, o_name, tally in rows:
         counts = " ".join(f"{tally[name]:>7}" for name in RESULTS.values())
-        print(f"{x_name:<12} {o_name:<12} {counts}")
+        print(f"{x_name:<{width}} {o_name:<{width}} {counts}")
     return 0
 
 
 def arena(players: Sequence[str], games: int, seed: int | None) -> list[tuple[str, str, dict]]:
-    """(X name, O name, {"X": wins, "O": wins, "draw": n}) for every ordered pair of players."""
+    """(X spec, O spec, {"X": wins, "O": wins, "draw": n}) for every ordered pair of players."""
     rng = np.random.default_rng(seed)  # one stream, pairings in a fixed order: reproducible
     return [(x, o, _tally(x, o, games, rng)) for x in players for o in players]
 
 
-def _tally(x_name: str, o_name: str, games: int, rng: np.random.Generator) -> dict[str, int]:
-    players = {game.X: make_opponent(x_name), game.O: make_opponent(o_name)}
+def _tally(x_spec: str, o_spec: str, games: int, rng: np.random.Generator) -> dict[str, int]:
+    players = {game.X: parse_opponent(x_spec), game.O: parse_opponent(o_spec)}
     winners = [game.winner(play_game(players, rng)) for _ in range(games)]
     return {name: winners.count(mark) for mark, name in RESULTS.items()}
-
-
-def _player_list(text: str) -> list[str]:
-    names = list(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
-    unknown = [n for n in names if n not in player_names()]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown player {', '.join(unknown) or '(none given)'}; "
-            f"choose from {', '.join(player_names())}"
-        )
-    return names
-
-
-def positive_int(text: str, low: int = 1) -> int:
-    """An argparse type: an integer of at least ``low`` (1 by default, or 0)."""
-    kind = "a positive" if low == 1 else "a non-negative"
-    try:
-        value = int(text)
-    except ValueError:
-        value = low - 1
-    if value < low:
-        raise argparse.ArgumentTypeError(f"expected {kind} integer, got {text!r}")
-    return value
 
 
 # --- facts ------------------------------------------------------------------------------------
@@ -264,21 +278,26 @@ def _add_evaluate(subparsers: argparse._SubParsersAction) -> None:
     evaluate.add_argument("path", help="a model file written by train.py")
     evaluate.add_argument("--games", type=positive_int, default=200,
                           help="games per opponent and seat")
-    evaluate.add_argument("--seed", type=int, default=0, help="seed of the games")
+    evaluate.add_argument("--seed", type=seed_arg, default=0,
+                          help="seed of the games, 0 <= seed < 2**32 (default: 0)")
     evaluate.set_defaults(run=_evaluate_command)
 
 
 def _evaluate_command(args: argparse.Namespace) -> int:
     # The agents package (and torch, for SB3 models) loads only for this command.
     from agents.models import load_policy
-    from gym_tictactoe.report import format_summary, summarize
+    from gym_tictactoe.report import evaluating_message, format_summary, summarize
 
     try:
         policy, kind = load_policy(args.path)
+    except MissingExtra as error:
+        print(f"gym-tictactoe evaluate: error: {error}", file=sys.stderr)
+        return EXIT_MISSING_EXTRA
     except (FileNotFoundError, ValueError) as error:
         print(f"gym-tictactoe evaluate: error: {error}", file=sys.stderr)
         return 2
     print(f"{args.path}: {kind} model")
+    print(evaluating_message(args.games), flush=True)
     print(format_summary(summarize(policy, games=args.games, seed=args.seed)))
     return 0
 

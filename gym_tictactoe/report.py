@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gym_tictactoe import game
 from gym_tictactoe.evaluation import Policy, evaluate, results_table
 
 REPORT_OPPONENTS = ("random", "heuristic", "minimax")
@@ -22,6 +23,13 @@ def summarize(policy: Policy, games: int = 200, seed: int = 0) -> dict[str, Any]
     }
 
 
+def evaluating_message(games: int) -> str:
+    """What ``summarize`` is about to do, for a person waiting on it (deep agents take a while)."""
+    return (f"evaluating exactly: {games} games per seat against each of "
+            f"{', '.join(REPORT_OPPONENTS)}, then the best response per seat and the policy's move "
+            f"in all {len(game.REACHABLE[~game.TERMINAL[game.REACHABLE]]):,} positions…")
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     """A results table a person can read."""
     lines = [f"{'opponent':<12}{'seat':<6}{'wins':>6}{'draws':>7}{'losses':>8}{'illegal':>9}"]
@@ -32,7 +40,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines.append("")
     for seat, response in summary["best_response"].items():
         line = response["losing_line"]
-        suffix = f"  (losing line: {' '.join(map(str, line))})" if line else ""
+        suffix = f"  (losing line, cells 0-8 from the empty board: {' '.join(map(str, line))})" \
+            if line else ""
         lines.append(f"best response, policy as {seat}: {response['result']}{suffix}")
     lines.append(f"optimal-move rate: {summary['optimal_move_rate']:.2%} of "
                  f"{summary['positions']:,} positions ({summary['blunders']} blunders)")

@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import io
+import os
+import re
+import select
+import shutil
 import subprocess
 import sys
+import zipfile
 from functools import cache
 from pathlib import Path
 
 import pytest
 
-from gym_tictactoe import cli, game
+from gym_tictactoe import cli, game, rendering
 
 REPO = Path(__file__).resolve().parents[1]
 
-# You (X) play keypad 1, 2, 4 and every reply of minimax is its only best move: 5 (the centre),
-# 3 (block), 7 (win). Bad entries are mixed in; each must re-prompt with its reason.
-LOSING_SCRIPT = ["abc", "1", "0", "10", "5", "2", "", "4"]
+# You (X) play cells 0, 1, 3 and every reply of minimax is its only best move: 4 (the centre),
+# 2 (block), 6 (win). Bad entries are mixed in; each must re-prompt with its reason.
+LOSING_SCRIPT = ["abc", "0", "9", "-1", "4", "1", "", "3"]
 
 
 def run(argv: list[str], monkeypatch, capsys, stdin: str = "") -> tuple[int, str, str]:
@@ -38,17 +43,58 @@ def arena_rows(out: str) -> dict[tuple[str, str], tuple[int, int, int]]:
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_play_a_full_game_with_bad_inputs(monkeypatch, capsys, seed):
-    stdin = "\n".join(LOSING_SCRIPT) + "\n"
+    stdin = "\n".join([*LOSING_SCRIPT, "q"]) + "\n"
     code, out, _ = run(["play", "--seed", str(seed)], monkeypatch, capsys, stdin)
     assert code == 0
-    assert " 1 | 2 | 3\n---+---+---\n 4 | 5 | 6\n---+---+---\n 7 | 8 | 9" in out  # the keypad
+    assert " 0 | 1 | 2\n---+---+---\n 3 | 4 | 5\n---+---+---\n 6 | 7 | 8" in out
     assert "'abc' is not a number" in out
-    assert "0 is not a cell" in out and "10 is not a cell" in out
-    assert "5 is taken by O: free cells are 2 3 4 6 7 8 9" in out
+    assert "9 is not a cell" in out and "-1 is not a cell" in out
+    assert "4 is taken by O: free cells are 1 2 3 5 6 7 8" in out
     assert "'' is not a number" in out
-    assert "minimax (O) played 5:\n X | 2 | 3\n---+---+---\n 4 | O | 6" in out
-    assert "you (X) played 4:" in out and "minimax (O) played 7:" in out
-    assert out.rstrip().endswith("Result: O wins (minimax).")
+    assert "minimax (O) played 4:\n X | 1 | 2\n---+---+---\n 3 | O | 5" in out
+    assert "you (X) played 3:" in out and "minimax (O) played 6:" in out
+    assert "Result: O wins (minimax).\nAnother game?" in out
+    assert out.rstrip().endswith("Bye.")
+
+
+def test_the_board_a_person_reads_is_the_envs_ansi_render():
+    # One numbering wherever a person reads a cell: play's board, the env's ansi render, the
+    # env's actions and the losing lines of a report all count 0-8 row by row.
+    for code in (game.EMPTY_BOARD, game.encode([1, 0, 0, 0, 2, 0, 0, 0, 0])):
+        assert cli.board_text(code) + "\n" == rendering.ansi(code)
+
+
+def test_the_prompt_says_how_to_quit_and_q_quits(monkeypatch, capsys):
+    prompts = []
+
+    def answer(prompt: str = "") -> str:
+        prompts.append(prompt)
+        return ["4", "quit"][len(prompts) - 1]
+
+    monkeypatch.setattr("builtins.input", answer)
+    assert cli.main(["play", "--seed", "0"]) == 0
+    assert prompts == ["Your move (X), 0-8 or q to quit: "] * 2
+    assert capsys.readouterr().out.rstrip().endswith("Game abandoned.")
+
+
+def test_another_game_in_the_same_or_swapped_seats(monkeypatch, capsys):
+    # Game 1 as X (lost as scripted); Enter: game 2 as X again; s: game 3 as O, left with q.
+    game_as_x = "\n".join(["0", "1", "3"])
+    stdin = "\n".join([game_as_x, "", game_as_x, "maybe", "s", "q"]) + "\n"
+    code, out, _ = run(["play", "--seed", "0"], monkeypatch, capsys, stdin)
+    assert code == 0
+    assert out.count("You are X, playing minimax.") == 2
+    assert out.count("You are O, playing minimax.") == 1
+    assert "minimax (X) played" in out.split("You are O")[1]  # the seats really swapped
+    assert "'maybe': press Enter for the same seats, s to swap, q to quit" in out
+    assert out.count("Result: O wins (minimax).") == 2
+    assert out.rstrip().endswith("Game abandoned.")
+
+
+def test_end_of_input_after_a_game_leaves_cleanly(monkeypatch, capsys):
+    stdin = "\n".join(["0", "1", "3"]) + "\n"
+    code, out, _ = run(["play", "--seed", "0"], monkeypatch, capsys, stdin)
+    assert code == 0 and out.rstrip().endswith("Bye.")
 
 
 def test_play_as_o_and_end_of_input_leaves_cleanly(monkeypatch, capsys):
@@ -60,10 +106,16 @@ def test_play_as_o_and_end_of_input_leaves_cleanly(monkeypatch, capsys):
 
 
 def test_end_of_input_mid_game(monkeypatch, capsys):
-    code, out, _ = run(["play", "--opponent", "random", "--seed", "0"], monkeypatch, capsys, "5\n")
+    code, out, _ = run(["play", "--opponent", "random", "--seed", "0"], monkeypatch, capsys, "4\n")
     assert code == 0
-    assert "you (X) played 5" in out and "random (O) played" in out
+    assert "you (X) played 4" in out and "random (O) played" in out
     assert out.rstrip().endswith("No more input: game abandoned.")
+
+
+def test_play_takes_any_opponent_spec(monkeypatch, capsys):
+    spec = "epsilon:epsilon=0.5,inner=heuristic"
+    code, out, _ = run(["play", "--opponent", spec, "--seed", "0"], monkeypatch, capsys, "q\n")
+    assert code == 0 and f"You are X, playing {spec}." in out
 
 
 def test_ctrl_c_exits_130(monkeypatch, capsys):
@@ -92,7 +144,7 @@ def test_unknown_opponent_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["play", "--opponent", "nobody"])
     assert exit_info.value.code == 2
-    assert "invalid choice: 'nobody'" in capsys.readouterr().err
+    assert "unknown opponent 'nobody'; choose one of" in capsys.readouterr().err
 
 
 # --- arena ------------------------------------------------------------------------------------
@@ -123,14 +175,28 @@ def test_arena_default_players_and_minimax_never_loses(monkeypatch, capsys):
         assert o_name != "minimax" or x_wins == 0
 
 
-@pytest.mark.parametrize("players", ["random,foo", "", "heuristic,,bar"])
-def test_arena_unknown_player_lists_the_names(capsys, players):
+@pytest.mark.parametrize(("players", "message"), [
+    ("random,foo", "unknown opponent 'foo'; choose one of"),
+    ("heuristic,,bar", "unknown opponent 'bar'; choose one of"),
+    ("", "no player given; choose from random, minimax"),
+    ("epsilon:epsilon=2", r"epsilon must be a number in \[0, 1\]"),
+])
+def test_arena_bad_players_are_named(capsys, players, message):
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["arena", "--players", players])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
-    assert "unknown player" in err
-    assert all(name in err for name in ("random", "heuristic", "montecarlo", "minimax"))
+    assert re.search(message, err) and "Traceback" not in err
+
+
+def test_arena_takes_every_opponent_spec(monkeypatch, capsys):
+    # The README's specs: keyword arguments after a colon (commas inside them too), mixtures.
+    players = "epsilon:epsilon=0.3,inner=heuristic,random+minimax*2,montecarlo:playouts=5"
+    code, out, _ = run(["arena", "--players", players, "--games", "4"], monkeypatch, capsys)
+    assert code == 0
+    specs = ["epsilon:epsilon=0.3,inner=heuristic", "random+minimax*2", "montecarlo:playouts=5"]
+    assert list(arena_rows(out)) == [(x, o) for x in specs for o in specs]
+    assert all(sum(counts) == 4 for counts in arena_rows(out).values())
 
 
 @pytest.mark.parametrize("games", ["0", "-3", "many"])
@@ -186,3 +252,112 @@ def test_python_dash_m_facts():
     )
     assert done.returncode == 0, done.stderr
     assert "255,168" in done.stdout
+
+
+# --- seeds, missing extras, make play ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["play"], ["arena"], ["evaluate", "model.npz"]])
+@pytest.mark.parametrize("seed", ["-1", "4294967296", "1.5", "x"])
+def test_a_bad_seed_is_a_one_line_usage_error(capsys, command, seed):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main([*command, "--seed", seed])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"expected a seed, an integer with 0 <= seed < 2**32; got '{seed}'" in err
+    assert "Traceback" not in err
+
+
+def test_the_largest_seed_is_accepted(monkeypatch, capsys):
+    assert run(["arena", "--players", "random", "--games", "1", "--seed", str(2**32 - 1)],
+               monkeypatch, capsys)[0] == 0
+
+
+BLOCK_IMPORTS = """
+import sys
+from importlib.abc import MetaPathFinder
+
+class Block(MetaPathFinder):  # as if these packages were not installed
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+BLOCKED = set(sys.argv[1].split(","))
+sys.meta_path.insert(0, Block())
+sys.argv = sys.argv[2:]
+"""
+
+
+def run_without(packages: str, *argv: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    """``python -m gym_tictactoe ARGV`` (or a script, if ARGV starts with a .py) in a process
+    where ``packages`` cannot be imported."""
+    if argv[0].endswith(".py"):
+        main = f"import runpy; runpy.run_path({argv[0]!r}, run_name='__main__')"
+    else:
+        main, argv = "import runpy; runpy.run_module('gym_tictactoe', run_name='__main__')", \
+            ("gym_tictactoe", *argv)
+    return subprocess.run([sys.executable, "-c", BLOCK_IMPORTS + main, packages, *argv],
+                          cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_evaluating_an_sb3_model_without_the_extra_names_it(tmp_path):
+    model = tmp_path / "model.zip"
+    with zipfile.ZipFile(model, "w") as archive:  # what tells an SB3 model of ours apart
+        archive.writestr("gym_tictactoe.json", "{}")
+    done = run_without("torch", "evaluate", str(model))
+    assert done.returncode == cli.EXIT_MISSING_EXTRA
+    assert done.stderr.strip().splitlines() == [
+        "gym-tictactoe evaluate: error: loading an SB3 model needs torch, which is not installed: "
+        'pip install ".[sb3]" -c constraints.txt (the README says how to get the CPU torch) '
+        "in a clone of gym-tictactoe"]
+
+
+def test_evaluating_a_folder_says_so(tmp_path, capsys):
+    assert cli.main(["evaluate", str(tmp_path)]) == 2
+    assert f"{tmp_path} is a folder, not a model file" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(os.name != "posix" or shutil.which("make") is None,
+                    reason="needs make and a pseudo-terminal")
+def test_ctrl_c_in_make_play_ends_without_makes_error():
+    """A real Ctrl-C at the prompt, typed into a terminal: make prints no 'Error 130'."""
+    import pty
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: make play on the Python running the tests, no venv needed
+        os.chdir(REPO)
+        os.execvp("make", ["make", "play", f"PY={sys.executable}", "-o", ".venv/.installed-core"])
+    output = _read_until(fd, b"or q to quit: ")
+    # The terminal sends SIGINT to make and the game alike. One that lands between the prompt
+    # and the game's read is only seen at the next input, as with any Python program, so the
+    # key is pressed again until the game answers.
+    for _ in range(30):
+        os.write(fd, b"\x03")
+        output += _read_until(fd, b"Interrupted.", wait=2, missing_ok=True)
+        if b"Interrupted." in output:
+            break
+    output += _read_until(fd, None)
+    os.waitpid(pid, 0)
+    text = output.decode(errors="replace")
+    assert "Interrupted." in text and "Error" not in text and "***" not in text
+
+
+def _read_until(fd: int, marker: bytes | None, wait: float = 60,
+                missing_ok: bool = False) -> bytes:
+    """Output of the pseudo-terminal until ``marker`` appears or the other side closes."""
+    data = b""
+    while marker is None or marker not in data:
+        ready, _, _ = select.select([fd], [], [], wait)
+        if not ready:
+            if missing_ok:
+                break
+            raise AssertionError(f"no {marker!r} within {wait} s; got {data!r}")
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data
