@@ -5,6 +5,8 @@
 
 Writes ``<out>/<name>/model.npz`` (Q-table) or ``model.zip`` (SB3), ``results.json`` and
 ``learning_curve.png`` (optimal-move rate and best-response results against training time).
+Every argument is checked before anything is trained or created; a run that fails leaves no
+empty folder behind.
 """
 
 from __future__ import annotations
@@ -16,19 +18,21 @@ import os
 import platform
 import sys
 import time
-from functools import partial
+from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from gym_tictactoe.cli import positive_int
+from gym_tictactoe.arguments import opponent_spec, positive_int, seed_arg
 from gym_tictactoe.evaluation import RESULT_SCORES
+from gym_tictactoe.extras import MissingExtra, require
 from gym_tictactoe.files import atomic_path
-from gym_tictactoe.opponents import parse_opponent
-from gym_tictactoe.report import format_summary, summarize
+from gym_tictactoe.report import evaluating_message, format_summary, summarize
 
 ALGOS = ("q", "maskable-ppo", "ppo", "dqn")
 EPISODES, TIMESTEPS = 200_000, 200_000
+EVAL_EVERY = {"q": 1000, "sb3": 10_000}
+NAME_MAX = 255  # bytes in a folder name on common file systems
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,13 +42,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"SB3 budget in agent timesteps (default: {TIMESTEPS})")
     parser.add_argument("--episodes", type=positive_int, default=None,
                         help=f"Q-learning budget in episodes (default: {EPISODES})")
-    parser.add_argument("--opponent", default=None,
+    parser.add_argument("--opponent", type=opponent_spec, default=None,
                         help="opponent spec, e.g. 'minimax' or 'random+heuristic+minimax*2' "
                              "(default: the algorithm's curriculum)")
     parser.add_argument("--seat", choices=("X", "O", "random"), default="random",
                         help="the agent's mark (default: random, drawn each episode)")
-    parser.add_argument("--seed", type=partial(positive_int, low=0), default=0,
-                        help="seed of everything (default: 0)")
+    parser.add_argument("--seed", type=seed_arg, default=0,
+                        help="seed of everything, 0 <= seed < 2**32 (default: 0)")
     parser.add_argument("--n-envs", type=positive_int, default=None,
                         help="SB3 parallel envs (default: the algorithm's own)")
     parser.add_argument("--eval-every", type=positive_int, default=None,
@@ -60,48 +64,97 @@ def build_parser() -> argparse.ArgumentParser:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The arguments, checked: a flag of the other kind of algorithm, a bad opponent spec or an
-    unusable --out is a usage error (exit 2), never a traceback later."""
+    unusable --out or --name is a usage error (exit 2), never a traceback later."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    wrong = "--timesteps" if args.algo == "q" else "--episodes"
-    if getattr(args, wrong.strip("-")) is not None:
-        parser.error(f"{wrong} does not apply to --algo {args.algo}: Q-learning counts "
-                     "--episodes, the SB3 algorithms --timesteps")
+    q = args.algo == "q"
+    for flag in ("--timesteps", "--n-envs") if q else ("--episodes",):
+        if getattr(args, flag.strip("-").replace("-", "_")) is not None:
+            parser.error(f"{flag} does not apply to --algo {args.algo}: Q-learning counts "
+                         "--episodes, the SB3 algorithms --timesteps on --n-envs boards")
     args.episodes, args.timesteps = args.episodes or EPISODES, args.timesteps or TIMESTEPS
+    args.eval_every = args.eval_every or EVAL_EVERY["q" if q else "sb3"]
     args.name = args.name or f"{args.algo}-seed{args.seed}"
     try:
         args.run_dir = _run_dir(args.out, args.name)
-        if args.opponent is not None:
-            parse_opponent(args.opponent)
     except ValueError as error:
         parser.error(str(error))
     return args
 
 
 def _run_dir(out: Path, name: str) -> Path:
-    """``out/name``, created; a missing or unwritable parent is a usage error, not a traceback."""
+    """``out/name``; a bad name or an unusable ``out`` is a ValueError saying what is wrong."""
     if not name or Path(name).name != name or name in (".", ".."):
         raise ValueError(f"--name must be a plain folder name; got {name!r}")
+    if len(os.fsencode(name)) > NAME_MAX:
+        raise ValueError(f"--name is {len(os.fsencode(name))} bytes long; a folder name has at "
+                         f"most {NAME_MAX}")
     parent = out.resolve().parent
     if not parent.is_dir():
         raise ValueError(f"--out {out}: its parent folder {parent} does not exist")
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} exists and is not a folder")
+    if (out / name).exists() and not (out / name).is_dir():
+        raise ValueError(f"--out {out} --name {name}: {out / name} exists and is not a folder")
     if not os.access(out if out.exists() else parent, os.W_OK | os.X_OK):
         raise ValueError(f"--out {out}: cannot write there")
     return out / name
 
 
-def train_q(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
-    """Tabular Q-learning until perfect play or the episode budget; returns the agent, the
-    learning curve and the model file name."""
+def check_extras(args: argparse.Namespace) -> None:
+    """MissingExtra, before any work, when the run needs a package that is not installed."""
+    if args.algo == "q":
+        if not args.no_progress:
+            require("tqdm", "train", "the progress bar (hide it with --no-progress)")
+        return
+    for module in ("torch", "stable_baselines3", "sb3_contrib"):
+        require(module, "sb3", f"--algo {args.algo}")
+    if not args.no_progress:  # SB3's progress bar
+        for module in ("tqdm", "rich"):
+            require(module, "sb3", "the progress bar (hide it with --no-progress)")
+
+
+def make_run_dir(run_dir: Path) -> list[Path]:
+    """Create ``run_dir`` (and its parent ``--out`` if missing); the folders made, deepest first.
+    OSError (a read-only or virtual file system such as /proc or /sys) as a one-line message."""
+    made = [folder for folder in (run_dir, run_dir.parent) if not folder.exists()]
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        remove_empty(made)
+        raise OSError(f"cannot create the run folder {run_dir}: "
+                      f"{error.strerror or error}") from None
+    return made
+
+
+def remove_empty(folders: list[Path]) -> None:
+    """Remove those of ``folders`` that are empty (what a failed run made and left unused)."""
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+@dataclass
+class Trained:
+    """What a training run hands on: the policy, the learning curve, the model file's name, the
+    opponent it trained against and the settings that applied."""
+
+    policy: Any
+    curve: list[dict[str, Any]]
+    model_file: str
+    opponent: str
+    settings: dict[str, Any]
+
+
+def train_q(args: argparse.Namespace) -> Trained:
+    """Tabular Q-learning until perfect play or the episode budget."""
     import gymnasium as gym
 
     from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
     from gym_tictactoe.evaluation import evaluate
 
-    env = gym.make("TicTacToe-v0", opponent=args.opponent or TRAINING_OPPONENT,
-                   agent_mark=args.seat)
+    opponent = args.opponent or TRAINING_OPPONENT
+    env = gym.make("TicTacToe-v0", opponent=opponent, agent_mark=args.seat)
     agent, curve, start = QLearningAgent(seed=args.seed), [], time.perf_counter()
 
     def on_eval(agent: QLearningAgent, episodes: int) -> bool:
@@ -109,33 +162,36 @@ def train_q(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
                                   seconds=time.perf_counter() - start))
         return curve[-1]["perfect"]
 
-    agent.train(env, args.episodes, seed=args.seed, eval_every=args.eval_every or 1000,
+    agent.train(env, args.episodes, seed=args.seed, eval_every=args.eval_every,
                 on_eval=on_eval, progress=not args.no_progress)
     agent.save(args.run_dir / "model.npz")
-    return agent, curve, "model.npz"
+    settings = {"episodes": args.episodes, "hyperparameters": asdict(agent.config)}
+    return Trained(agent, curve, "model.npz", opponent, settings)
 
 
-def train_sb3(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], str]:
+def train_sb3(args: argparse.Namespace) -> Trained:
     """An SB3 algorithm with SB3's own progress bar and exact evaluation as it trains."""
     from agents import sb3
     from agents.sb3_files import save_model
 
+    opponent = args.opponent or sb3.CURRICULUM
+    n_envs = args.n_envs or sb3.N_ENVS[args.algo]
     model, callback = sb3.train(
-        args.algo, args.timesteps, opponent=args.opponent or sb3.CURRICULUM,
-        agent_mark=args.seat, seed=args.seed, n_envs=args.n_envs,
-        eval_every=args.eval_every or 10_000, progress_bar=not args.no_progress,
+        args.algo, args.timesteps, opponent=opponent, agent_mark=args.seat, seed=args.seed,
+        n_envs=n_envs, eval_every=args.eval_every, progress_bar=not args.no_progress,
     )
     save_model(model, args.run_dir / "model.zip")
-    curve = [{**entry, "X": RESULT_SCORES[entry["X"]], "O": RESULT_SCORES[entry["O"]]}
-             for entry in callback.history]
-    return sb3.ModelPolicy(model, args.algo), curve, "model.zip"
+    settings = {"timesteps": args.timesteps, "n_envs": n_envs,
+                "hyperparameters": sb3.HYPERPARAMETERS[args.algo]}
+    return Trained(sb3.ModelPolicy(model, args.algo), callback.history, "model.zip", opponent,
+                   settings)
 
 
 def _curve_entry(report: Any, **clock: float) -> dict[str, Any]:
+    # The same encoding as the rest of results.json (and as SB3's callback history).
     return {**{k: round(v, 3) if isinstance(v, float) else v for k, v in clock.items()},
             "rate": report.move_rate.rate,
-            "X": RESULT_SCORES[report.best_response["X"].result],
-            "O": RESULT_SCORES[report.best_response["O"].result],
+            "X": report.best_response["X"].result, "O": report.best_response["O"].result,
             "perfect": report.perfect}
 
 
@@ -156,9 +212,9 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 def plot_curve(path: Path, curve: list[dict[str, Any]], clock: str, title: str) -> None:
-    """Optimal-move rate and the best-response result per seat against training time."""
-    import matplotlib
-
+    """Optimal-move rate and the best-response result per seat against training time.
+    MissingExtra without matplotlib."""
+    matplotlib = require("matplotlib", "train", "the learning-curve plot")
     matplotlib.use("Agg")  # files only: CI has no screen
     import matplotlib.pyplot as plt
 
@@ -169,7 +225,8 @@ def plot_curve(path: Path, curve: list[dict[str, Any]], clock: str, title: str) 
     top.set(ylabel="optimal-move rate", title=title, ylim=(min(0.5, *top.get_ylim()), 1.01))
     top.grid(alpha=0.3)
     for seat, style in (("X", "-"), ("O", "--")):
-        bottom.step(x, [entry[seat] for entry in curve], style, where="post", label=f"as {seat}")
+        scores = [RESULT_SCORES[entry[seat]] for entry in curve]
+        bottom.step(x, scores, style, where="post", label=f"as {seat}")
     bottom.set(xlabel=clock, ylabel="best response", yticks=[-1, 0, 1], ylim=(-1.3, 1.3))
     bottom.set_yticklabels(["loss", "draw", "win"])
     bottom.legend(loc="upper left", ncols=2)
@@ -180,29 +237,61 @@ def plot_curve(path: Path, curve: list[dict[str, Any]], clock: str, title: str) 
     plt.close(fig)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    args.run_dir.mkdir(parents=True, exist_ok=True)
+def run(args: argparse.Namespace) -> None:
+    """Train, evaluate, write model + results.json + plot, print the results table."""
     start = time.perf_counter()
-    policy, curve, model_file = (train_q if args.algo == "q" else train_sb3)(args)
-    trained = time.perf_counter() - start
-    summary = summarize(policy, games=args.games, seed=args.seed)
+    trained = (train_q if args.algo == "q" else train_sb3)(args)
+    train_seconds = time.perf_counter() - start
+    print(evaluating_message(args.games), flush=True)
+    summary = summarize(trained.policy, games=args.games, seed=args.seed)
     clock = "episodes" if args.algo == "q" else "timesteps"
-    first_perfect = next((entry[clock] for entry in curve if entry["perfect"]), None)
-    results = {
-        "config": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-        "seed": args.seed, "versions": versions(),
-        "timings": {"train_seconds": round(trained, 3),
-                    "total_seconds": round(time.perf_counter() - start, 3)},
-        f"perfect_at_{clock}": first_perfect, **summary, "learning_curve": curve,
-    }
-    write_json(args.run_dir / "results.json", results)
-    plot_curve(args.run_dir / "learning_curve.png", curve, clock, f"{args.algo}, seed {args.seed}")
+    first_perfect = next((entry[clock] for entry in trained.curve if entry["perfect"]), None)
+    timings = {"train_seconds": round(train_seconds, 3),
+               "total_seconds": round(time.perf_counter() - start, 3)}
+    write_json(args.run_dir / "results.json", {
+        "config": run_config(args, trained), "seed": args.seed, "versions": versions(),
+        "timings": timings, f"perfect_at_{clock}": first_perfect, **summary,
+        "learning_curve": trained.curve})
     print(format_summary(summary))
     reached = (f"reached at {first_perfect:,} {clock}" if first_perfect
                else "not reached within the budget")
-    print(f"\nperfect play {reached}; training took {trained:.1f} s")
-    print(f"wrote {args.run_dir / model_file}, results.json and learning_curve.png")
+    print(f"\nperfect play {reached}; training took {train_seconds:.1f} s")
+    plotted = plot_if_possible(args, trained.curve, clock)
+    written = [trained.model_file, "results.json"] + (["learning_curve.png"] if plotted else [])
+    print(f"wrote {args.run_dir}: {', '.join(written)}")
+
+
+def plot_if_possible(args: argparse.Namespace, curve: list[dict[str, Any]], clock: str) -> bool:
+    """The learning curve's PNG, or a one-line warning when matplotlib is missing."""
+    try:
+        plot_curve(args.run_dir / "learning_curve.png", curve, clock,
+                   f"{args.algo}, seed {args.seed}")
+    except MissingExtra as error:
+        print(f"train.py: warning: no learning_curve.png: {error}", file=sys.stderr)
+        return False
+    return True
+
+
+def run_config(args: argparse.Namespace, trained: Trained) -> dict[str, Any]:
+    """The settings that applied to this run: the opponent actually trained against, the budget
+    and evaluation period of this kind of algorithm, never the other kind's."""
+    return {"algo": args.algo, "opponent": trained.opponent, "seat": args.seat,
+            "seed": args.seed, **trained.settings, "eval_every": args.eval_every,
+            "games": args.games, "run_dir": str(args.run_dir)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        check_extras(args)
+        made = make_run_dir(args.run_dir)
+    except (MissingExtra, OSError) as error:
+        print(f"train.py: error: {error}", file=sys.stderr)
+        return 1 if isinstance(error, MissingExtra) else 2
+    try:
+        run(args)
+    finally:
+        remove_empty(made)  # a run that failed before writing anything leaves no folder
     return 0
 
 

@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from missing_packages import run_without
 
 from gym_tictactoe import cli, game, rendering
 
@@ -271,34 +272,6 @@ def test_a_bad_seed_is_a_one_line_usage_error(capsys, command, seed):
 def test_the_largest_seed_is_accepted(monkeypatch, capsys):
     assert run(["arena", "--players", "random", "--games", "1", "--seed", str(2**32 - 1)],
                monkeypatch, capsys)[0] == 0
-
-
-BLOCK_IMPORTS = """
-import sys
-from importlib.abc import MetaPathFinder
-
-class Block(MetaPathFinder):  # as if these packages were not installed
-    def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] in BLOCKED:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-
-BLOCKED = set(sys.argv[1].split(","))
-sys.meta_path.insert(0, Block())
-sys.argv = sys.argv[2:]
-"""
-
-
-def run_without(packages: str, *argv: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    """``python -m gym_tictactoe ARGV`` (or a script, if ARGV starts with a .py) in a process
-    where ``packages`` cannot be imported."""
-    if argv[0].endswith(".py"):
-        main = f"import runpy; runpy.run_path({argv[0]!r}, run_name='__main__')"
-    else:
-        main, argv = "import runpy; runpy.run_module('gym_tictactoe', run_name='__main__')", \
-            ("gym_tictactoe", *argv)
-    return subprocess.run([sys.executable, "-c", BLOCK_IMPORTS + main, packages, *argv],
-                          cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
 
 
 def test_evaluating_an_sb3_model_without_the_extra_names_it(tmp_path):

@@ -1,11 +1,13 @@
 """train.py end to end on tiny budgets, and `python -m gym_tictactoe evaluate` on its output."""
 
+import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from missing_packages import run_without
 
 from gym_tictactoe import cli
 
@@ -29,6 +31,10 @@ def check_run(run: Path, model: str, clock: str) -> dict:
     assert all(r["wins"] + r["draws"] + r["losses"] == 10
                for seats in results["results"].values() for r in seats.values())
     assert results["learning_curve"] and all(clock in e for e in results["learning_curve"])
+    # One encoding of results: the curve's seats read like the best response's.
+    outcomes = {"win", "draw", "loss"}
+    assert all({e["X"], e["O"]} <= outcomes for e in results["learning_curve"])
+    assert {r["result"] for r in results["best_response"].values()} <= outcomes
     assert sorted(p.name for p in run.iterdir()) == ["learning_curve.png", model, "results.json"]
     return results
 
@@ -40,6 +46,12 @@ def test_tabular_run_writes_model_results_and_curve(tmp_path):
     results = check_run(tmp_path / "q-seed3", "model.npz", "episodes")
     assert [e["episodes"] for e in results["learning_curve"]] == [200, 400, 600]
     assert "optimal-move rate" in done.stdout and "best response, policy as X" in done.stdout
+    assert done.stdout.index("evaluating exactly") < done.stdout.index("optimal-move rate")
+    # The opponent actually trained against, and only the settings that applied to Q-learning.
+    config = results["config"]
+    assert config["opponent"] == "epsilon:epsilon=0.4" and config["episodes"] == 600
+    assert config["eval_every"] == 200 and config["hyperparameters"]["seed"] == 3
+    assert not {"timesteps", "n_envs", "no_progress"} & set(config)
 
     assert cli.main(["evaluate", str(tmp_path / "q-seed3" / "model.npz"), "--games", "5"]) == 0
 
@@ -48,7 +60,11 @@ def test_maskable_ppo_smoke_run(tmp_path, capsys):
     done = run_train("--algo", "maskable-ppo", "--timesteps", "256", "--n-envs", "2",
                      "--eval-every", "128", "--seed", "3", "--games", "10", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    check_run(tmp_path / "maskable-ppo-seed3", "model.zip", "timesteps")
+    results = check_run(tmp_path / "maskable-ppo-seed3", "model.zip", "timesteps")
+    config = results["config"]
+    assert config["opponent"] == "epsilon:epsilon=0.4" and config["timesteps"] == 256
+    assert config["n_envs"] == 2 and config["eval_every"] == 128 and "episodes" not in config
+    assert "evaluating exactly" in done.stdout
     assert cli.main(["evaluate", str(tmp_path / "maskable-ppo-seed3" / "model.zip"),
                      "--games", "5"]) == 0
     assert "maskable-ppo model" in capsys.readouterr().out
@@ -65,16 +81,21 @@ def test_maskable_ppo_smoke_run(tmp_path, capsys):
         (["--timesteps", "10"], "--timesteps does not apply to --algo q"),
         (["--opponent", "perfect"], "unknown opponent 'perfect'"),
         (["--opponent", "random*inf+minimax"], "bad weight 'inf'"),
-        (["--seed", "-1"], "expected a non-negative integer, got '-1'"),
+        (["--seed", "-1"], "expected a seed, an integer with 0 <= seed < 2**32; got '-1'"),
+        (["--algo", "ppo", "--seed", "4294967296"], "0 <= seed < 2**32; got '4294967296'"),
+        (["--n-envs", "4"], "--n-envs does not apply to --algo q"),
+        (["--name", "n" * 300], "--name is 300 bytes long; a folder name has at most 255"),
         (["--name", ".."], "--name must be a plain folder name"),
         (["--out", "/no/such/folder/runs"], "its parent folder /no/such/folder does not exist"),
     ],
 )
-def test_bad_arguments_exit_with_a_usage_message(args, message):
-    done = run_train(*args)
+def test_bad_arguments_exit_with_a_usage_message(args, message, tmp_path):
+    out = [] if "--out" in args else ["--out", str(tmp_path / "runs")]
+    done = run_train(*args, *out)
     assert done.returncode == 2
     assert "usage: train.py" in done.stderr and message in done.stderr
     assert "Traceback" not in done.stderr
+    assert not (tmp_path / "runs").exists()  # checked before anything is created
 
 
 def test_evaluate_refuses_foreign_files_clearly(tmp_path, capsys):
@@ -91,3 +112,77 @@ def test_the_default_run_reaches_perfect_play_where_the_readme_says(tmp_path):
     done = run_train("--seed", "0", "--games", "10", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert "perfect play reached at 34,000 episodes" in done.stdout
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's virtual file systems")
+@pytest.mark.parametrize("out", ["/proc/x", "/sys/kernel"])
+def test_an_out_folder_nothing_can_be_written_to_is_one_line(out):
+    done = run_train("--episodes", "10", "--out", out)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"train.py: error: cannot create the run folder {out}/q-seed0: "
+        + done.stderr.split(": ")[-1].strip()]
+
+
+def test_a_name_taken_by_a_file_is_a_usage_error(tmp_path):
+    (tmp_path / "taken").write_text("mine")
+    done = run_train("--out", str(tmp_path), "--name", "taken")
+    assert done.returncode == 2 and "exists and is not a folder" in done.stderr
+    assert (tmp_path / "taken").read_text() == "mine"
+
+
+def load_train_module(monkeypatch):
+    spec = importlib.util.spec_from_file_location("train_script", ROOT / "train.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("boom"), KeyboardInterrupt()])
+def test_a_failed_run_leaves_no_empty_folder(tmp_path, monkeypatch, failure):
+    train = load_train_module(monkeypatch)
+
+    def fail(args):
+        assert args.run_dir.is_dir()  # created, then the run fails
+        raise failure
+
+    monkeypatch.setattr(train, "train_q", fail)
+    out = tmp_path / "runs"
+    with pytest.raises(type(failure)):
+        train.main(["--no-progress", "--out", str(out)])
+    assert not out.exists()
+    (out / "q-seed0").mkdir(parents=True)  # a folder that was there before stays
+    with pytest.raises(type(failure)):
+        train.main(["--no-progress", "--out", str(out)])
+    assert (out / "q-seed0").is_dir()
+
+
+def test_without_tqdm_the_progress_bar_names_the_extra(tmp_path):
+    done = run_without("tqdm", "train.py", "--episodes", "10", "--out", str(tmp_path / "runs"))
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "train.py: error: the progress bar (hide it with --no-progress) needs tqdm, which is "
+        'not installed: pip install ".[train]" in a clone of gym-tictactoe']
+    assert not (tmp_path / "runs").exists()
+
+
+def test_without_matplotlib_the_run_still_writes_and_prints_its_results(tmp_path):
+    done = run_without("matplotlib", "train.py", "--no-progress", "--episodes", "200",
+                       "--games", "5", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "train.py: warning: no learning_curve.png: the learning-curve plot needs matplotlib, "
+        'which is not installed: pip install ".[train]" in a clone of gym-tictactoe']
+    assert "optimal-move rate" in done.stdout and "perfect play" in done.stdout
+    assert sorted(p.name for p in (tmp_path / "q-seed0").iterdir()) == ["model.npz",
+                                                                        "results.json"]
+
+
+def test_without_torch_an_sb3_algorithm_names_the_extra(tmp_path):
+    done = run_without("torch", "train.py", "--algo", "ppo", "--out", str(tmp_path / "runs"))
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        'train.py: error: --algo ppo needs torch, which is not installed: pip install ".[sb3]"')
+    assert not (tmp_path / "runs").exists()
