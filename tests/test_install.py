@@ -1,0 +1,64 @@
+"""What the two make commands install: `make train` the core and the `train` extra, never torch;
+`make test` everything, with PyTorch's CPU index only when TORCH_INDEX names it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+
+
+def planned(target: str, *variables: str) -> list[str]:
+    """The commands ``make TARGET`` would run from a fresh clone (``-n``: printed, not run)."""
+    done = subprocess.run(["make", "-n", "-B", target, *variables], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout.splitlines()
+
+
+def installs(commands: list[str]) -> list[str]:
+    return [line for line in commands if "pip install" in line and "--upgrade pip" not in line]
+
+
+def extras() -> dict[str, list[str]]:
+    import tomllib  # Python 3.11+
+
+    with open(ROOT / "pyproject.toml", "rb") as file:
+        return tomllib.load(file)["project"]["optional-dependencies"]
+
+
+def test_make_train_installs_the_core_and_the_train_extra_only():
+    [install] = installs(planned("train"))
+    assert '-e ".[train]"' in install and "[all" not in install and "sb3" not in install
+    assert "train.py" in planned("train")[-1]
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib")
+def test_the_train_extra_brings_no_torch():
+    names = {requirement.split(">")[0].split("=")[0].strip() for requirement in extras()["train"]}
+    assert names == {"tqdm", "matplotlib"}
+    assert not any("torch" in r or "stable-baselines3" in r for r in extras()["train"])
+
+
+def test_make_test_installs_everything_with_the_torch_pin():
+    [install] = installs(planned("test"))
+    assert '-e ".[all,dev]"' in install and "-c constraints.txt" in install
+    assert "--extra-index-url" not in install  # the default: what works on the dev machine
+    assert (ROOT / "constraints.txt").read_text().count("torch==2.13.0") == 1
+
+
+def test_torch_index_adds_pytorchs_cpu_index():
+    [install] = installs(planned("test", f"TORCH_INDEX={CPU_INDEX}"))
+    assert f"--extra-index-url {CPU_INDEX}" in install and "-c constraints.txt" in install
+
+
+def test_make_play_needs_no_torch_either():
+    [install] = installs(planned("play"))
+    assert '-e ".[train]"' in install
