@@ -89,6 +89,16 @@ def parse_board(text: str) -> tuple[int, int, int]:
 
 
 @dataclass(frozen=True)
+class Layer:
+    """The reachable positions with one number of marks, sorted, and what is known of each."""
+
+    codes: npt.NDArray[np.int64]
+    mark: int  # the side to move in every unfinished position of the layer
+    winner: npt.NDArray[np.int8]
+    terminal: npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
 class Tables:
     """Per-code tables of a board with at most ``TABLE_CELLS`` cells (every code has a row)."""
 
@@ -230,7 +240,15 @@ class Rules:
         codes = self._codes(codes)
         if self.tabled:
             return self.tables.cells[codes]
-        return (codes[:, None] // self.pow3 % 3).astype(np.int8)
+        # Eight cells at a time from a table of every 8-digit base-3 number: two divisions a
+        # code on 16 cells instead of thirty-two.
+        groups = -(-self.n_cells // _GROUP)
+        cells = np.empty((codes.size, groups * _GROUP), dtype=np.int8)
+        rest = codes.copy()
+        for group in range(groups):
+            rest, low = np.divmod(rest, 3**_GROUP)
+            cells[:, group * _GROUP : (group + 1) * _GROUP] = _DIGITS[low]
+        return cells[:, : self.n_cells]
 
     def winner_of(self, codes: npt.ArrayLike) -> npt.NDArray[np.int8]:
         codes = self._codes(codes)
@@ -277,21 +295,50 @@ class Rules:
         return tables
 
     @cached_property
-    def layers(self) -> tuple[npt.NDArray[np.int64], ...]:
-        """Positions reachable from the empty board, sorted, by number of marks (0..n_cells)."""
+    def positions(self) -> tuple[Layer, ...]:
+        """Every position reachable from the empty board, by number of marks (0..n_cells), with
+        who won and whether the game is over there: the solver and the exact evaluation walk
+        these layers backwards."""
         self.check_solvable("enumerating every position")
         seen = np.zeros(self.n_codes, dtype=bool)  # one byte per code: 43 MB on 16 cells
-        layers = [np.array([EMPTY_BOARD], dtype=np.int64)]
-        for _ in range(self.n_cells):
-            for chunk in _chunks(layers[-1]):
-                children = self.next_of(chunk).ravel()
+        codes, layers = np.array([EMPTY_BOARD], dtype=np.int64), []
+        for marks in range(self.n_cells + 1):
+            layer = self._layer(codes, marks)
+            layers.append(layer)
+            for chunk in _chunks(layer.codes[~layer.terminal]):
+                children = self.children_of(chunk, layer.mark).ravel()
                 seen[children[children >= 0]] = True
-            layer = np.flatnonzero(seen)  # sorted and unique, without np.unique's sort
-            seen[layer] = False
-            layers.append(layer.astype(np.int64))
-        for layer in layers:
-            layer.setflags(write=False)
+            codes = np.flatnonzero(seen)  # sorted and unique, without np.unique's sort
+            seen[codes] = False
         return tuple(layers)
+
+    def _layer(self, codes: npt.NDArray[np.int64], marks: int) -> Layer:
+        """The positions with ``marks`` marks: only the side that moved last can have a line."""
+        mover = O if marks % 2 == 0 else X
+        won = np.zeros(codes.size, dtype=bool)
+        if marks:
+            for start in range(0, codes.size, _CHUNK):
+                on_line = self.cells_of(codes[start : start + _CHUNK])[:, self.line_array]
+                won[start : start + _CHUNK] = (on_line == mover).all(axis=2).any(axis=1)
+        terminal = won | (marks == self.n_cells)
+        winner = np.where(won, mover, NO_WINNER).astype(np.int8)
+        layer = Layer(codes.astype(np.int64), X if marks % 2 == 0 else O, winner, terminal)
+        for array in (layer.codes, layer.winner, layer.terminal):
+            array.setflags(write=False)
+        return layer
+
+    def children_of(self, codes: npt.ArrayLike, mark: int) -> npt.NDArray[np.int64]:
+        """(N, n_cells): the code after ``mark`` plays each cell of unfinished positions
+        ``codes`` where ``mark`` is to move, -1 on occupied cells. Cheaper than ``next_of``:
+        no line is checked."""
+        codes = self._codes(codes)
+        empty = self.cells_of(codes) == EMPTY
+        return np.where(empty, codes[:, None] + mark * self.pow3, -1)
+
+    @property
+    def layers(self) -> tuple[npt.NDArray[np.int64], ...]:
+        """The reachable positions' codes, sorted, by number of marks."""
+        return tuple(layer.codes for layer in self.positions)
 
     @cached_property
     def reachable(self) -> npt.NDArray[np.int64]:
@@ -365,6 +412,10 @@ class Rules:
 
     def _cells_terminal(self, cells: npt.NDArray[np.int8]) -> bool:
         return bool(self._cells_winner(cells[None])[0] != NO_WINNER or (cells != EMPTY).all())
+
+
+_GROUP = 8
+_DIGITS = (np.arange(3**_GROUP)[:, None] // 3 ** np.arange(_GROUP) % 3).astype(np.int8)
 
 
 def _to_move(cells: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
