@@ -55,7 +55,8 @@ class Solution:
         moves = self.child_scores(codes, mark)
         return (moves == moves.max(axis=1, keepdims=True)) & (moves != _NO_MOVE)
 
-    def keeps_value_of(self, codes: npt.ArrayLike, mark: int | None = None) -> npt.NDArray[np.bool_]:
+    def keeps_value_of(self, codes: npt.ArrayLike,
+                       mark: int | None = None) -> npt.NDArray[np.bool_]:
         """(N, cells) mask of every move that keeps the position's game value."""
         moves = self.child_scores(codes, mark)
         top = moves.max(axis=1, keepdims=True)
