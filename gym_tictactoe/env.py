@@ -75,7 +75,9 @@ class Stones:
         self.rules = rules
         self.cells = np.zeros(rules.n_cells, dtype=np.int8)
         self.bits = [0, 0, 0]  # by mark; index 0 unused
-        self.code = game.EMPTY_BOARD  # a Python int: exact on every board
+        # Kept where the solver can use it (at most 16 cells): a code of 225 cells is a 357-bit
+        # int whose update would cost more than the rest of the move.
+        self.code: int | None = game.EMPTY_BOARD if rules.solvable else None
         self.winner = game.NO_WINNER
         self.terminal = False
 
@@ -83,7 +85,8 @@ class Stones:
         """Put ``mark`` on the empty ``cell`` of an unfinished game."""
         self.cells[cell] = mark
         bits = self.bits[mark] = self.bits[mark] | (1 << cell)
-        self.code += mark * self.rules.pow3_int[cell]
+        if self.code is not None:
+            self.code += mark * self.rules.pow3_int[cell]
         for line in self.rules.line_masks_through[cell]:
             if bits & line == line:
                 self.winner, self.terminal = mark, True
@@ -212,6 +215,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         self.agent, self.code, self.done = game.MARKS[mark], game.EMPTY_BOARD, False
         if not self.rules.tabled:
             self.stones = Stones(self.rules)
+            self.code = self.stones.code
         reset_opponent(self.opponent, self.np_random)
         opponent_action = self._opponent_move() if self.agent == game.O else None
         observation, _, _, _, info = self._finish_step(0.0, opponent_action)
@@ -220,7 +224,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     def step(
         self, action: int
     ) -> tuple[npt.NDArray[np.int8], float, bool, bool, dict[str, Any]]:
-        if self.code is None or self.done:
+        if self.done or (self.code is None and self.stones is None):
             raise RuntimeError("the episode is over (or never began): call reset() before step()")
         if self.stones is not None:
             return self._step_stones(action)
@@ -256,7 +260,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """The legal cells of the current position (for sb3-contrib's MaskablePPO)."""
-        if self.code is None or self.done:
+        if self.done or (self.code is None and self.stones is None):
             return np.zeros(self.rules.n_cells, dtype=bool)
         return self._legal_mask().astype(bool)
 
@@ -326,14 +330,15 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         """The absolute cells now (a view: copy before handing it out)."""
         if self.stones is not None:
             return self.stones.cells
-        return self._cells[game.EMPTY_BOARD if self.code is None else self.code]
+        return self._cells[game.EMPTY_BOARD if self.code is None else self.code]  # tabled
 
     def _legal_mask(self) -> npt.NDArray[np.int8]:
+        """The legal cells now (a new array on big boards, a read-only row on tabled ones)."""
         if self.stones is None:
-            return self.rules.tables.legal_mask[self.code]
+            return self._legal[self.code]
         if self.stones.terminal:
             return self._no_moves
-        return (self.stones.cells == game.EMPTY).astype(np.int8)
+        return (self.stones.cells == game.EMPTY).view(np.int8)
 
     def _observation(self) -> npt.NDArray[np.int8]:
         if self.stones is None:
@@ -346,10 +351,10 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         # The legal mask is already all zeros at finished positions; an illegal move ends the
         # game at a position that is not finished.
         if self.stones is None:  # the hot path of tabled boards: two look-ups
-            mask = self._no_moves if self.done else self._legal[self.code]
+            mask = (self._no_moves if self.done else self._legal[self.code]).copy()
             board = self._cells[self.code]
         else:
-            mask = self._no_moves if self.done else self._legal_mask()
+            mask = self._no_moves.copy() if self.done else self._legal_mask()
             board = self.stones.cells
-        return {"action_mask": mask.copy(), "agent_mark": game.MARK_NAMES[self.agent],
+        return {"action_mask": mask, "agent_mark": game.MARK_NAMES[self.agent],
                 "board": board.copy()}

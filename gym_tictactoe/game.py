@@ -348,24 +348,41 @@ class Rules:
         return reachable
 
     @cached_property
-    def lines_through(self) -> npt.NDArray[np.intp]:
-        """(cells, most, length): the lines through each cell, padded with ``n_cells``, a column
-        that ``wins_at``'s boards hold empty-of-marks."""
-        most = max(len(masks) for masks in self.line_masks_through)
-        table = np.full((self.n_cells, most, self.win_length), self.n_cells, dtype=np.intp)
-        for cell in range(self.n_cells):
-            through = [line for line in self.lines if cell in line]
-            table[cell, : len(through)] = through
+    def rays(self) -> npt.NDArray[np.intp]:
+        """(cells, 4 directions, 2 ways, win_length - 1): the cells stepping away from each cell
+        along each line direction, padded with ``n_cells`` past the board's edge."""
+        k, directions = self.win_length, ((0, 1), (1, 0), (1, 1), (1, -1))
+        table = np.full((self.n_cells, 4, 2, max(k - 1, 1)), self.n_cells, dtype=np.intp)
+        for cell, (d, (dr, dc)), (w, sign), step in product(
+                range(self.n_cells), enumerate(directions), enumerate((1, -1)), range(1, k)):
+            r, c = divmod(cell, self.cols)
+            r, c = r + sign * step * dr, c + sign * step * dc
+            if 0 <= r < self.rows and 0 <= c < self.cols:
+                table[cell, d, w, step - 1] = r * self.cols + c
         table.setflags(write=False)
         return table
 
     def wins_at(self, boards: npt.NDArray[np.int8], cells: npt.ArrayLike,
                 marks: npt.ArrayLike) -> npt.NDArray[np.bool_]:
         """Whether ``marks`` has a line through ``cells`` on each of ``boards``: (N, n_cells + 1)
-        arrays whose last column holds -1, so padding never completes a line."""
-        lines = self.lines_through[np.asarray(cells, dtype=np.intp)]  # (N, most, length)
-        values = boards[np.arange(len(boards))[:, None, None], lines]
-        return (values == np.asarray(marks)[:, None, None]).all(axis=2).any(axis=1)
+        arrays whose last column holds -1, so the padding never extends a line. Counts the run
+        of the mark both ways along each direction: a few gathers of N values per step."""
+        cells, marks = np.asarray(cells, dtype=np.intp), np.asarray(marks)
+        if self.win_length == 1:
+            return np.ones(len(cells), dtype=bool)
+        flat, width = boards.reshape(-1), boards.shape[1]
+        base = np.arange(len(cells)) * width
+        rays = self.rays[cells]  # (N, 4, 2, k - 1)
+        won = np.zeros(len(cells), dtype=bool)
+        for direction in range(4):
+            run = np.ones(len(cells), dtype=np.int64)
+            for way in range(2):
+                going = np.ones(len(cells), dtype=bool)
+                for step in range(self.win_length - 1):
+                    going &= flat.take(base + rays[:, direction, way, step]) == marks
+                    run += going
+            won |= run >= self.win_length
+        return won
 
     def check_solvable(self, what: str) -> None:
         if not self.solvable:

@@ -119,7 +119,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         self.single_action_space = spaces.Discrete(n)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self.positions = make_boards(self.rules, self.num_envs)
+        self.positions = make_boards(self.rules, self.num_envs, self.agents)
         self._cell_dtype = np.int8 if n <= np.iinfo(np.int8).max else np.int16
         self.ended = np.zeros(self.num_envs, dtype=bool)  # to be reset at the next step
         self._started = False
