@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-import boards as other_boards  # noqa: E402  (after the path fix above)
+import boards as other_boards
 
 Play = Callable[[], int]  # one unit of work, returning what it counted (moves, timesteps)
 # The module each contender needs beyond gym-tictactoe's own dependencies (checked, not installed)
