@@ -14,11 +14,11 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from boards_helpers import BruteForce, Size, board_kwargs, expected_end, has_line
 from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env, data_equivalence
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from test_boards_solver import BruteForce
 
 import gym_tictactoe  # noqa: F401  (registers TicTacToe-v0)
 from gym_tictactoe import game
@@ -26,7 +26,6 @@ from gym_tictactoe.env import TicTacToeEnv
 from gym_tictactoe.opponents import HeuristicOpponent
 from gym_tictactoe.vector import TicTacToeVectorEnv
 
-Size = tuple[int, int, int]
 BASE_KEYS = {"action_mask", "agent_mark", "board"}
 STEP_KEYS = BASE_KEYS | {"opponent_action", "winner", "illegal_action"}
 # Tables of an 11- or 12-cell board take tens of MB and a few tenths of a second to build: the
@@ -47,29 +46,6 @@ def affordable(size: Size) -> bool:
 
 
 BOARDS = board_sizes().filter(affordable)
-
-
-def board_kwargs(size: Size) -> dict[str, int]:
-    return dict(zip(("rows", "cols", "win_length"), size, strict=True))
-
-
-def has_line(board: np.ndarray, size: Size, mark: int) -> bool:
-    """Whether ``mark`` has ``win_length`` in a row on the flat ``board``."""
-    rows, cols, k = size
-    grid = np.asarray(board).reshape(rows, cols) == mark
-    lines = [*grid, *grid.T]
-    for offset in range(-rows + 1, cols):
-        lines += [np.diagonal(grid, offset), np.diagonal(grid[:, ::-1], offset)]
-    return any(len(line) >= k and np.lib.stride_tricks.sliding_window_view(line, k).all(1).any()
-               for line in lines)
-
-
-def expected_end(board: np.ndarray, size: Size) -> tuple[bool, str | None]:
-    """(game over, winner) of a board, from the rules written out above."""
-    x_won, o_won = has_line(board, size, game.X), has_line(board, size, game.O)
-    assert not (x_won and o_won), "a game never has two winners"
-    winner = "X" if x_won else "O" if o_won else None
-    return winner is not None or bool((board != game.EMPTY).all()), winner
 
 
 def check_reset(env: TicTacToeEnv, size: Size, obs: np.ndarray, info: dict) -> None:

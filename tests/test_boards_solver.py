@@ -11,98 +11,14 @@ from __future__ import annotations
 
 from fractions import Fraction
 from math import factorial
-from typing import NamedTuple
 
 import numpy as np
 import pytest
-from test_boards_vector import run_lockstep
+from boards_helpers import RESULTS, BruteForce, Node, O, run_lockstep
 
 from gym_tictactoe import game, solver
 from gym_tictactoe.env import TicTacToeEnv
 from gym_tictactoe.opponents import RandomOpponent
-
-X, O = game.X, game.O
-DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
-RESULTS = ("X", "O", "draw")
-
-
-class Node(NamedTuple):
-    value: int  # for X under perfect play: +1, 0, -1
-    plies: int  # to the end under perfect play
-    best: tuple[int, ...]  # the moves that keep both (empty at the end)
-    keeps: tuple[int, ...]  # the moves that keep the value
-    games: tuple[int, int, int]  # complete games from here won by X, won by O, drawn
-    # The same results under uniformly random play, as probabilities times e! (e: empty cells
-    # here): integers, and a node's are its children's sums, each child having chance 1/e.
-    chances: tuple[int, int, int]
-
-
-class BruteForce:
-    """Every position reachable from the ones visited, by depth-first search with a memo."""
-
-    def __init__(self, rows: int, cols: int, k: int) -> None:
-        self.rows, self.cols, self.k = rows, cols, k
-        self.nodes: dict[tuple[int, ...], Node] = {}
-
-    def completes_line(self, cells: tuple[int, ...] | list[int], cell: int) -> bool:
-        """Whether the mark on ``cell`` has ``k`` in a row through it."""
-        mark, (row, col) = cells[cell], divmod(cell, self.cols)
-        for dr, dc in DIRECTIONS:
-            run = 1
-            for sign in (1, -1):
-                r, c = row + sign * dr, col + sign * dc
-                inside = 0 <= r < self.rows and 0 <= c < self.cols
-                while inside and cells[r * self.cols + c] == mark:
-                    run, r, c = run + 1, r + sign * dr, c + sign * dc
-                    inside = 0 <= r < self.rows and 0 <= c < self.cols
-            if run >= self.k:
-                return True
-        return False
-
-    def completing(self, cells: list[int], mark: int) -> set[int]:
-        """The empty cells where ``mark`` would complete a line."""
-        found = set()
-        for cell in (i for i, v in enumerate(cells) if v == 0):
-            cells[cell] = mark
-            if self.completes_line(cells, cell):
-                found.add(cell)
-            cells[cell] = 0
-        return found
-
-    def winner(self, cells: tuple[int, ...]) -> int:
-        return next((v for i, v in enumerate(cells) if v and self.completes_line(cells, i)), 0)
-
-    def visit(self, cells: tuple[int, ...], winner: int | None = None) -> Node:
-        node = self.nodes.get(cells)
-        if node is None:
-            winner = self.winner(cells) if winner is None else winner
-            node = self.nodes[cells] = self._node(cells, winner)
-        return node
-
-    def _node(self, cells: tuple[int, ...], winner: int) -> Node:
-        if winner or 0 not in cells:
-            one_hot = tuple(int(r == {X: "X", O: "O", 0: "draw"}[winner]) for r in RESULTS)
-            scale = factorial(cells.count(0))
-            return Node({X: 1, O: -1, 0: 0}[winner], 0, (), (), one_hot,
-                        tuple(n * scale for n in one_hot))
-        mark = X if cells.count(X) == cells.count(O) else O
-        outcomes, games, chances = {}, (0, 0, 0), (0, 0, 0)
-        for cell in (i for i, v in enumerate(cells) if v == 0):
-            child = cells[:cell] + (mark,) + cells[cell + 1 :]
-            node = self.visit(child, mark if self.completes_line(child, cell) else 0)
-            outcomes[cell] = (node.value, node.plies + 1)
-            games = tuple(a + b for a, b in zip(games, node.games, strict=True))
-            chances = tuple(a + b for a, b in zip(chances, node.chances, strict=True))
-        sign = 1 if mark == X else -1
-
-        def preference(outcome: tuple[int, int]) -> tuple[int, int]:
-            own = outcome[0] * sign
-            return own, -outcome[1] if own > 0 else outcome[1]
-
-        top = max(outcomes.values(), key=preference)
-        best = tuple(cell for cell, outcome in outcomes.items() if outcome == top)
-        keeps = tuple(cell for cell, outcome in outcomes.items() if outcome[0] == top[0])
-        return Node(top[0], top[1], best, keeps, games, chances)
 
 
 def masks(nodes: list[Node], field: str, n: int) -> np.ndarray:

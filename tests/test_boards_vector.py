@@ -1,113 +1,15 @@
 """The vector env on every kind of board (tabled, solvable, big) against one single env per
-board, stepped together with deterministic opponents and compared exactly (as in test_vector)."""
+board, stepped together with deterministic opponents and compared exactly (as in test_vector),
+and its invariants with randomised opponents."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import data_equivalence
-from gymnasium.vector.utils import batch_space
+from boards_helpers import Size, board_kwargs, expected_end, run_lockstep
 
 from gym_tictactoe import game
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.opponents import (
-    EpsilonOpponent,
-    HeuristicOpponent,
-    MinimaxOpponent,
-    MixtureOpponent,
-    RandomOpponent,
-)
 from gym_tictactoe.vector import TicTacToeVectorEnv
-
-Size = tuple[int, int, int]
-
-
-def board_kwargs(size: Size) -> dict[str, int]:
-    return dict(zip(("rows", "cols", "win_length"), size, strict=True))
-
-
-def deterministic(name: str, size: Size) -> Any:
-    kwargs = board_kwargs(size)
-    if name == "lowest":
-        return RandomOpponent(deterministic=True, **kwargs)
-    if name == "heuristic":
-        return HeuristicOpponent(deterministic=True, **kwargs)
-    minimax = MinimaxOpponent(deterministic=True, **kwargs)
-    if name == "epsilon0":
-        return EpsilonOpponent(0.0, minimax, **kwargs)
-    if name == "mixture":
-        return MixtureOpponent([minimax, RandomOpponent(**kwargs)], weights=[1, 0], **kwargs)
-    return minimax
-
-
-def batch_singles(steps: list[tuple], n_cells: int) -> tuple:
-    """Single-env results laid out as the vector env lays out its own (see test_vector)."""
-    obs, rewards, terminated, truncated, infos = zip(*steps, strict=True)
-    cell_dtype = np.int8 if n_cells <= 127 else np.int16
-    illegal = np.array([i.get("illegal_action", False) for i in infos])
-    info = {
-        "action_mask": np.stack([i["action_mask"] for i in infos]),
-        "agent_mark": np.array([game.MARKS[i["agent_mark"]] for i in infos], dtype=np.int8),
-        "board": np.stack([i["board"] for i in infos]),
-        "opponent_action": np.array([i.get("opponent_action", -1) for i in infos], cell_dtype),
-        "_opponent_action": np.array(["opponent_action" in i for i in infos]),
-        "winner": np.array([game.MARKS.get(i.get("winner"), 0) for i in infos], dtype=np.int8),
-        "_winner": np.array(["winner" in i for i in infos]),
-        "illegal_action": illegal,
-        "_illegal_action": illegal.copy(),
-    }
-    return (np.stack(obs), np.array(rewards, dtype=np.float32), np.array(terminated),
-            np.array(truncated), info)
-
-
-def as_step(obs: np.ndarray, info: dict) -> tuple:
-    """A reset as the step that autoresets in NEXT_STEP mode: reward 0, not terminated."""
-    return obs, 0.0, False, False, info
-
-
-class Lockstep:
-    """A vector env and one single env per board, stepped together and compared exactly."""
-
-    def __init__(self, size: Size, name: str, agent_mark: str, n: int) -> None:
-        kwargs, self.cells = board_kwargs(size), size[0] * size[1]
-        self.vec = TicTacToeVectorEnv(n, deterministic(name, size), agent_mark, **kwargs)
-        self.singles = [TicTacToeEnv(deterministic(name, size), agent_mark, **kwargs)
-                        for _ in range(n)]
-        assert self.vec.single_observation_space == self.singles[0].observation_space
-        assert self.vec.observation_space == batch_space(self.singles[0].observation_space, n)
-        assert self.vec.single_action_space == self.singles[0].action_space
-        obs, self.info = self.vec.reset(seed=0)
-        expected = batch_singles([as_step(*env.reset(seed=i))
-                                  for i, env in enumerate(self.singles)], self.cells)
-        assert data_equivalence((obs, self.info), (expected[0], expected[4]), exact=True)
-        self.ended, self.episodes = [False] * n, 0
-
-    def step(self, actions: np.ndarray) -> None:
-        live = ~np.array(self.ended)
-        masks = np.stack([env.action_masks() for env in self.singles])
-        assert (self.vec.action_masks()[live] == masks[live]).all()
-        *result, self.info = self.vec.step(actions)
-        # NEXT_STEP autoreset by hand: a board whose episode ended resets instead of stepping.
-        steps = [as_step(*env.reset()) if done else env.step(int(action))
-                 for env, action, done in zip(self.singles, actions, self.ended, strict=True)]
-        self.ended = [bool(step[2]) for step in steps]
-        assert data_equivalence((*result, self.info), batch_singles(steps, self.cells),
-                                exact=True)
-        self.episodes += sum(self.ended)
-
-
-def run_lockstep(size: Size, name: str, agent_mark: str, n: int = 6, steps: int = 60) -> int:
-    lockstep, rng = Lockstep(size, name, agent_mark, n), np.random.default_rng(7)
-    cells = size[0] * size[1]
-    for _ in range(steps):
-        masks = lockstep.info["action_mask"]
-        legal = np.argmax(rng.random(masks.shape) + masks, axis=1)
-        anything = rng.integers(-1, cells + 1, size=n)
-        lockstep.step(np.where(rng.random(n) < 0.9, legal, anything))
-    return lockstep.episodes
-
 
 LOCKSTEP = [(size, name) for size in [(3, 4, 3), (4, 4, 3), (6, 6, 4), (15, 15, 5), (1, 13, 4)]
             for name in ("lowest", "heuristic")]
@@ -119,3 +21,61 @@ LOCKSTEP += [(size, name) for size in [(3, 4, 3), (2, 7, 3)]
 @pytest.mark.parametrize(("size", "name"), LOCKSTEP, ids=str)
 def test_vector_env_agrees_with_single_envs_board_by_board(size, name, agent_mark):
     assert run_lockstep(size, name, agent_mark) > 6  # several autoresets per board on average
+
+
+def check_board(size: Size, before: np.ndarray, action: int, reset: bool,
+                step: tuple) -> None:
+    """One board of a vector step against the rules (``reset``: it was waiting to autoreset)."""
+    obs, reward, terminated, info = step
+    board, agent = info["board"], int(info["agent_mark"])
+    assert (obs == (board if agent == game.X else game.SWAP[board])).all()
+    replied = bool(info["_opponent_action"])
+    assert bool(info["opponent_action"] >= 0) is replied
+    if replied:
+        assert board[info["opponent_action"]] == 3 - agent
+    if reset:
+        assert (reward, terminated, info["illegal_action"]) == (0.0, False, False)
+        assert (board != 0).sum() == int(replied) and replied is (agent == game.O)
+        return
+    legal = 0 <= action < len(board) and before[action] == 0
+    assert bool(info["illegal_action"]) is (not legal)
+    if not legal:
+        assert (board == before).all() and terminated and reward == -1.0
+        assert info["winner"] == 3 - agent
+        return
+    assert board[action] == agent and (board != before).sum() == 1 + int(replied)
+    over, winner = expected_end(board, size)
+    assert terminated == over == bool(info["_winner"]) and (replied or over)
+    assert info["winner"] == game.MARKS.get(winner, 0)
+    assert reward == (0.0 if winner is None else 1.0 if game.MARKS[winner] == agent else -1.0)
+
+
+EPSILON, MIXTURE = "epsilon:epsilon=0.5,inner=heuristic", "random+heuristic*2"
+RANDOMISED = [((1, 2, 2), "random"), ((1, 2, 2), MIXTURE), ((3, 4, 3), "random"),
+              ((3, 4, 3), EPSILON), ((2, 7, 3), "heuristic"), ((2, 7, 3), MIXTURE),
+              ((6, 6, 4), "random"), ((6, 6, 4), EPSILON), ((15, 15, 5), "random"),
+              ((15, 15, 5), MIXTURE)]
+
+
+@pytest.mark.parametrize(("size", "opponent"), RANDOMISED, ids=str)
+def test_vector_env_keeps_the_rules_with_randomised_opponents(size, opponent):
+    n, cells = 8, size[0] * size[1]
+    vec = TicTacToeVectorEnv(n, opponent, "random", **board_kwargs(size))
+    rng = np.random.default_rng(1)
+    obs, info = vec.reset(seed=2)
+    assert obs in vec.observation_space and not info["_winner"].any()
+    waiting, episodes = np.zeros(n, dtype=bool), 0
+    for _ in range(50):
+        masks, before = info["action_mask"], info["board"]
+        legal = np.argmax(rng.random(masks.shape) + masks, axis=1)
+        actions = np.where(rng.random(n) < 0.9, legal, rng.integers(-1, cells + 1, size=n))
+        obs, rewards, terminated, truncated, info = vec.step(actions)
+        assert obs in vec.observation_space and not truncated.any()
+        for b in range(n):
+            board_info = {key: value[b] for key, value in info.items()}
+            check_board(size, before[b], int(actions[b]), bool(waiting[b]),
+                        (obs[b], float(rewards[b]), bool(terminated[b]), board_info))
+        mask = np.where(terminated[:, None], 0, info["board"] == 0)
+        assert (info["action_mask"] == mask).all()
+        waiting, episodes = terminated, episodes + int(terminated.sum())
+    assert episodes >= n
