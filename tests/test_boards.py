@@ -146,6 +146,22 @@ def test_malformed_actions_under_lose_end_the_episode(size, action):
     assert (obs == 2).sum() == 1 and (obs == 1).sum() == 0
 
 
+@pytest.mark.parametrize("size", [(1, 3, 2), (3, 4, 3), (2, 7, 3), (15, 15, 5)], ids=str)
+def test_step_before_reset_raises_and_returned_arrays_are_the_callers(size):
+    env, n = TicTacToeEnv("heuristic", "O", **board_kwargs(size)), size[0] * size[1]
+    assert env.action_masks().tolist() == [False] * n
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before step\(\)"):
+        env.step(0)
+    obs, info = env.reset(seed=0)
+    board, obs_before = info["board"].copy(), obs.copy()
+    for array in (obs, info["board"], info["action_mask"]):
+        array[...] = 1  # the env must not share these with its state
+    assert (env.action_masks() == (board == 0)).all()
+    cell = int(np.flatnonzero(board == 0)[0])
+    obs, *_, info = env.step(cell)
+    assert obs[cell] == 1 and (obs[obs_before != 0] == obs_before[obs_before != 0]).all()
+
+
 def rollout(env: gym.Env, seed: int, n_episodes: int = 3) -> list:
     """Seeded episodes of a seeded random legal agent (as in test_env)."""
     rng = np.random.default_rng(seed)

@@ -79,3 +79,23 @@ def test_vector_env_keeps_the_rules_with_randomised_opponents(size, opponent):
         assert (info["action_mask"] == mask).all()
         waiting, episodes = terminated, episodes + int(terminated.sum())
     assert episodes >= n
+
+
+@pytest.mark.parametrize("size", [(3, 4, 3), (2, 7, 3), (6, 6, 4)], ids=str)
+def test_partial_resets_with_a_new_seat_and_returned_arrays_on_every_board(size):
+    vec = TicTacToeVectorEnv(4, "random", "X", **board_kwargs(size))
+    _, info = vec.reset(seed=0)
+    for _ in range(2):
+        obs, *_, info = vec.step(np.argmax(info["action_mask"], axis=1))
+    kept = (obs.copy(), {key: value.copy() for key, value in info.items()})
+    reset = np.array([True, False, True, False])
+    obs, info = vec.reset(options={"reset_mask": reset, "agent_mark": "O"})
+    assert info["agent_mark"].tolist() == [2, 1, 2, 1]
+    assert ((info["board"] != 0).sum(axis=1) == np.where(reset, 1, 4)).all()
+    views = np.where(info["agent_mark"][:, None] == game.X, info["board"],
+                     game.SWAP[info["board"]])
+    assert (obs == views).all() and (obs[~reset] == kept[0][~reset]).all()
+    masks = vec.action_masks().copy()
+    for array in (obs, *info.values()):
+        array[...] = 0  # the caller's own arrays: the env keeps its state
+    assert (vec.action_masks() == masks).all() and (vec.positions.cells() != 0).any()
