@@ -56,6 +56,15 @@ def check_choice(name: str, value: Any, allowed: tuple) -> Any:
     return value
 
 
+def check_seat(rules: game.Rules, agent_mark: Any) -> str:
+    """``agent_mark`` if the agent can play that seat on this board, else a ValueError."""
+    check_choice("agent_mark", agent_mark, AGENT_MARKS)
+    if rules.win_length == 1 and agent_mark != "X":
+        raise ValueError(f"with win_length 1 the first move wins, so O never moves: the agent "
+                         f"must play X (agent_mark='X'); got agent_mark={agent_mark!r}")
+    return agent_mark
+
+
 def as_cell(action: Any, n_cells: int = game.N_CELLS) -> int | None:
     """The cell an action names, or None when it is not an integer 0..n_cells-1."""
     if type(action) is int:  # the common case first; bool is not an int action
@@ -174,7 +183,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     ) -> None:
         self.rules = game.rules(rows, cols, win_length)
         self.opponent = resolve_opponent(opponent, self.rules)
-        self.agent_mark_option = check_choice("agent_mark", agent_mark, AGENT_MARKS)
+        self.agent_mark_option = check_seat(self.rules, agent_mark)
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
         modes = (None, *self.metadata["render_modes"])
         self.render_mode = check_choice("render_mode", render_mode, modes)
@@ -208,8 +217,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be a dict such as {{'agent_mark': 'O'}}; "
                              f"got {options!r}")
-        mark = check_choice("agent_mark", (options or {}).get("agent_mark", self.agent_mark_option),
-                       AGENT_MARKS)
+        mark = check_seat(self.rules, (options or {}).get("agent_mark", self.agent_mark_option))
         if mark == "random":
             mark = "XO"[int(self.np_random.integers(2))]
         self.agent, self.code, self.done = game.MARKS[mark], game.EMPTY_BOARD, False

@@ -474,10 +474,15 @@ def board_text(cells: npt.ArrayLike, cols: int, first: int = 0) -> str:
     return rule.join(rows)
 
 
-@cache
 def rules(rows: int = 3, cols: int = 3, win_length: int = 3) -> Rules:
     """The (cached) rules of a ``rows`` x ``cols`` board with ``win_length`` in a row."""
-    return Rules(*check_board_size(rows, cols, win_length))
+    # Checked before the cache: 3.0 == 3 and True == 1 would find another board's entry.
+    return _rules(*check_board_size(rows, cols, win_length))
+
+
+@cache
+def _rules(rows: int, cols: int, win_length: int) -> Rules:
+    return Rules(rows, cols, win_length)
 
 
 def swap_marks(cells: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:

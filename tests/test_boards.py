@@ -206,9 +206,6 @@ def test_gymnasium_checker_passes_without_warnings(size, agent_mark):
     assert env.observation_space.shape == (size[0] * size[1],)
 
 
-@pytest.mark.xfail(strict=True, reason="on win_length=1 boards X's first move wins: with the "
-                   "agent as O the episode is over inside reset(), the single env then raises "
-                   "on step() and the vector env calls that step an illegal move")
 @pytest.mark.parametrize("agent_mark", ["O", "random"])
 def test_win_length_one_as_o_is_rejected_or_playable(agent_mark):
     kwargs = {"agent_mark": agent_mark, **board_kwargs((2, 3, 1))}
