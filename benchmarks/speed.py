@@ -16,6 +16,9 @@ board, the agent's or the opponent's.
   of monitored ``TicTacToeEnv`` s with as many boards: rollout collection alone, with the ceiling
   any env could reach (SB3 on a frozen env that costs nothing), and ``learn`` with one epoch.
 * the solver's full build, and ``import gym_tictactoe`` after ``import gymnasium`` (new process).
+* other boards (``benchmarks/boards.py``): 4x4x4 against 3x3; 6x6x4 and gomoku (15x15x5) against
+  OpenSpiel's ``mnk`` and ``gomoku``; the alpha-beta player's reply time on 15x15x5; solving and
+  loading the 16-cell boards.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
+import boards as other_boards
 
 Play = Callable[[], int]  # one unit of work, returning what it counted (moves, timesteps)
 # The module each contender needs beyond gym-tictactoe's own dependencies (checked, not installed)
@@ -261,6 +267,8 @@ def benchmark(quick: bool, notes: list[str]) -> dict[str, dict[str, list[float]]
                 group[FROZEN] = lambda b=boards: sb3_run("frozen", b, False)
             results[f"MaskablePPO {label}, {boards} boards, timesteps/s"] = measure(
                 group, rounds, seconds * 2, notes)
+    for group, contenders in other_boards.groups().items():
+        results[group] = measure(contenders, rounds, seconds * 2, notes)
     fixed = {"solver.solve() build": solver_seconds, "import gym_tictactoe": import_seconds}
     results["fixed costs, 1/s"] = {name: [1 / seconds() for _ in range(rounds + 4)]
                                    for name, seconds in fixed.items()}
@@ -282,6 +290,7 @@ TARGETS = [  # (label, group, ours, peer or None, ratio needed; None peer: secon
        "TicTacToeSB3VecEnv", "DummyVecEnv", 3.0) for b in SB3_BOARDS],
     ("solver build <= 0.05 s", "fixed costs, 1/s", "solver.solve() build", None, 0.05),
     ("import <= 0.2 s", "fixed costs, 1/s", "import gym_tictactoe", None, 0.2),
+    *other_boards.TARGETS,
 ]
 
 
@@ -344,10 +353,13 @@ def main(argv: list[str] | None = None) -> int:
     results = benchmark(args.quick, notes)
     checks = check_targets(results)
     print_groups(results)
+    solving = other_boards.solve_costs()
+    checks += other_boards.print_solve_costs(solving)
     print_targets(checks, notes)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         data = {"environment": environment(), "quick": args.quick, "rates": results,
+                "solving": solving,
                 "medians": {g: {n: statistics.median(r) for n, r in v.items()}
                             for g, v in results.items()}, "targets": checks}
         args.json.write_text(json.dumps(data, indent=2))

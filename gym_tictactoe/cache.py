@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import warnings
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -71,7 +72,7 @@ def _read(path: Path, rules: Rules) -> tuple[np.ndarray, np.ndarray]:
             if sorted(data.files) != ["header", "reachable", "score"]:
                 raise ValueError(f"unexpected entries {sorted(data.files)}")
             header, score, packed = data["header"], data["score"], data["reachable"]
-    except (EOFError, KeyError, TypeError) as error:  # numpy's errors for a damaged zip/npy
+    except (EOFError, KeyError, TypeError, zipfile.BadZipFile) as error:  # a damaged zip/npy
         raise ValueError(f"not a readable .npz ({error})") from None
     expected = [FORMAT, rules.name]
     if header.dtype.kind != "U" or header.shape != (3,) or header[:2].tolist() != expected:

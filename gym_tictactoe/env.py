@@ -66,6 +66,15 @@ def check_choice(name: str, value: Any, allowed: tuple) -> Any:
     return value
 
 
+def check_seat(rules: game.Rules, agent_mark: Any) -> str:
+    """``agent_mark`` if the agent can play that seat on this board, else a ValueError."""
+    check_choice("agent_mark", agent_mark, AGENT_MARKS)
+    if rules.win_length == 1 and agent_mark != "X":
+        raise ValueError(f"with win_length 1 the first move wins, so O never moves: the agent "
+                         f"must play X (agent_mark='X'); got agent_mark={agent_mark!r}")
+    return agent_mark
+
+
 def as_cell(action: Any, n_cells: int = game.N_CELLS) -> int | None:
     """The cell an action names, or None when it is not an integer 0..n_cells-1."""
     if type(action) is int:  # the common case first; bool is not an int action
@@ -85,7 +94,9 @@ class Stones:
         self.rules = rules
         self.cells = np.zeros(rules.n_cells, dtype=np.int8)
         self.bits = [0, 0, 0]  # by mark; index 0 unused
-        self.code = game.EMPTY_BOARD  # a Python int: exact on every board
+        # Kept where the solver can use it (at most 16 cells): a code of 225 cells is a 357-bit
+        # int whose update would cost more than the rest of the move.
+        self.code: int | None = game.EMPTY_BOARD if rules.solvable else None
         self.winner = game.NO_WINNER
         self.terminal = False
 
@@ -93,7 +104,8 @@ class Stones:
         """Put ``mark`` on the empty ``cell`` of an unfinished game."""
         self.cells[cell] = mark
         bits = self.bits[mark] = self.bits[mark] | (1 << cell)
-        self.code += mark * self.rules.pow3_int[cell]
+        if self.code is not None:
+            self.code += mark * self.rules.pow3_int[cell]
         for line in self.rules.line_masks_through[cell]:
             if bits & line == line:
                 self.winner, self.terminal = mark, True
@@ -181,7 +193,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     ) -> None:
         self.rules = game.rules(rows, cols, win_length)
         self.opponent = resolve_opponent(opponent, self.rules)
-        self.agent_mark_option = check_choice("agent_mark", agent_mark, AGENT_MARKS)
+        self.agent_mark_option = check_seat(self.rules, agent_mark)
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
         modes = (None, *self.metadata["render_modes"])
         self.render_mode = check_choice("render_mode", render_mode, modes)
@@ -215,13 +227,13 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be a dict such as {{'agent_mark': 'O'}}; "
                              f"got {options!r}")
-        mark = check_choice("agent_mark", (options or {}).get("agent_mark", self.agent_mark_option),
-                       AGENT_MARKS)
+        mark = check_seat(self.rules, (options or {}).get("agent_mark", self.agent_mark_option))
         if mark == "random":
             mark = "XO"[int(self.np_random.integers(2))]
         self.agent, self.code, self.done = game.MARKS[mark], game.EMPTY_BOARD, False
         if not self.rules.tabled:
             self.stones = Stones(self.rules)
+            self.code = self.stones.code
         reset_opponent(self.opponent, self.np_random)
         opponent_action = self._opponent_move() if self.agent == game.O else None
         observation, _, _, _, info = self._finish_step(0.0, opponent_action)
@@ -230,7 +242,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     def step(
         self, action: int
     ) -> tuple[npt.NDArray[np.int8], float, bool, bool, dict[str, Any]]:
-        if self.code is None or self.done:
+        if self.done or (self.code is None and self.stones is None):
             raise RuntimeError("the episode is over (or never began): call reset() before step()")
         if self.stones is not None:
             return self._step_stones(action)
@@ -266,7 +278,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """The legal cells of the current position (for sb3-contrib's MaskablePPO)."""
-        if self.code is None or self.done:
+        if self.done or (self.code is None and self.stones is None):
             return np.zeros(self.rules.n_cells, dtype=bool)
         return self._legal_mask().astype(bool)
 
@@ -336,14 +348,15 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         """The absolute cells now (a view: copy before handing it out)."""
         if self.stones is not None:
             return self.stones.cells
-        return self._cells[game.EMPTY_BOARD if self.code is None else self.code]
+        return self._cells[game.EMPTY_BOARD if self.code is None else self.code]  # tabled
 
     def _legal_mask(self) -> npt.NDArray[np.int8]:
+        """The legal cells now (a new array on big boards, a read-only row on tabled ones)."""
         if self.stones is None:
-            return self.rules.tables.legal_mask[self.code]
+            return self._legal[self.code]
         if self.stones.terminal:
             return self._no_moves
-        return (self.stones.cells == game.EMPTY).astype(np.int8)
+        return (self.stones.cells == game.EMPTY).view(np.int8)
 
     def _observation(self) -> npt.NDArray[np.int8]:
         if self.stones is None:
@@ -356,10 +369,10 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         # The legal mask is already all zeros at finished positions; an illegal move ends the
         # game at a position that is not finished.
         if self.stones is None:  # the hot path of tabled boards: two look-ups
-            mask = self._no_moves if self.done else self._legal[self.code]
+            mask = (self._no_moves if self.done else self._legal[self.code]).copy()
             board = self._cells[self.code]
         else:
-            mask = self._no_moves if self.done else self._legal_mask()
+            mask = self._no_moves.copy() if self.done else self._legal_mask()
             board = self.stones.cells
-        return {"action_mask": mask.copy(), "agent_mark": game.MARK_NAMES[self.agent],
+        return {"action_mask": mask, "agent_mark": game.MARK_NAMES[self.agent],
                 "board": board.copy()}

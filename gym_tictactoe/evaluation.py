@@ -8,11 +8,16 @@ position in one call (an SB3 model is slow one position at a time).
 - ``play_games`` / ``results_table``: seeded games against opponents through ``TicTacToeEnv``.
 - ``best_response``: per seat, the best result any opponent can force against the policy, with the
   shortest losing line. Exact: a backward pass over every position, like the solver's.
-- ``optimal_move_rate``: over all 4,520 positions with a move to make, the fraction where the
-  policy's move keeps the game value (``solver.solve().keeps_value``), and the blunders.
+- ``optimal_move_rate``: over all positions with a move to make (4,520 on 3x3), the fraction
+  where the policy's move keeps the game value (``solver.solve().keeps_value``), and the blunders.
 - ``evaluate``: both exact measures from one table of the policy's moves (``policy_moves``).
 
-An illegal move (an occupied cell, or anything that is not an integer 0..8, ``NOT_A_CELL`` in the
+Every function takes the board as ``rows``, ``cols``, ``win_length`` keywords; left out, it is the
+policy's own board (its ``rules`` attribute, as a trained agent has) or else 3x3. The exact
+measures need a solved board (at most 16 cells: about 9.7 million positions on 4x4, asked of the
+policy in one ``act_batch`` call); on bigger boards they raise, and ``play_games`` measures.
+
+An illegal move (an occupied cell, or anything that is not an integer cell, ``NOT_A_CELL`` in the
 moves table) loses at once, as under the env's ``illegal_action="lose"``.
 """
 
@@ -20,7 +25,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import Any
 
@@ -28,7 +33,8 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game, solver
-from gym_tictactoe.env import VIEWS, TicTacToeEnv, as_cell
+from gym_tictactoe.env import TicTacToeEnv, as_cell
+from gym_tictactoe.game import Rules
 from gym_tictactoe.opponents import Opponent, Policy, resolve_opponent
 
 __all__ = [
@@ -38,70 +44,100 @@ __all__ = [
 ]
 
 NO_MOVE = -1  # moves table entry where nobody moves: terminal and unreachable codes
-NOT_A_CELL = game.N_CELLS  # moves table entry for an output that names no cell (None, 2.5, 12)
+NOT_A_CELL = game.N_CELLS  # 3x3's moves table entry for an output that names no cell (None, 12)
 SEATS = ("X", "O")
 RESULT_SCORES = {"win": 1, "draw": 0, "loss": -1}  # for curves and logs
-RESULTS = ("loss", "draw", "win")  # the policy's result, worst first: index = key // _PLY_SPAN
-_PLY_SPAN = 16  # more plies than any line, so (result, plies) packs into one sortable int
-_NO_KEY = len(RESULTS) * _PLY_SPAN  # above every key: an opponent never picks an illegal cell
+RESULTS = ("loss", "draw", "win")  # the policy's result, worst first: index = key // span
+
+
+def board_of(policy: Any = None, rows: int | None = None, cols: int | None = None,
+             win_length: int | None = None) -> Rules:
+    """The board to evaluate on: the sizes given, else the policy's own ``rules``, else 3x3."""
+    if rows is None and cols is None and win_length is None:
+        own = getattr(policy, "rules", None)
+        return own if isinstance(own, Rules) else game.TICTACTOE
+    return game.rules(3 if rows is None else rows, 3 if cols is None else cols,
+                      3 if win_length is None else win_length)
+
+
+def _span(rules: Rules) -> int:
+    """More plies than any game has, so (result, plies) packs into one sortable int."""
+    return max(16, rules.n_cells + 1)
 
 
 @cache
-def _positions() -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int8], npt.NDArray[np.int8]]:
-    """Codes with a move to make (4,520), their observations for the side to move, their masks."""
-    codes = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
-    observations = VIEWS[game.TO_MOVE[codes] - 1, codes]
-    return codes, observations, game.LEGAL_MASK[codes]
+def _positions(rules: Rules = game.TICTACTOE) -> tuple[npt.NDArray, ...]:
+    """Codes with a move to make (4,520 on 3x3) by layer, their observations for the side to
+    move, their masks."""
+    rules.check_solvable("exact evaluation over every position")
+    parts: list[tuple[npt.NDArray, ...]] = []
+    for layer in rules.positions:
+        codes = layer.codes[~layer.terminal]
+        cells = rules.cells_of(codes)
+        observations = game.SWAP[cells] if layer.mark == game.O else cells
+        parts.append((codes, observations, (cells == game.EMPTY).astype(np.int8)))
+    arrays = tuple(np.concatenate(column) for column in zip(*parts, strict=True))
+    for array in arrays:
+        array.setflags(write=False)
+    return arrays
 
 
-def policy_moves(policy: Policy) -> npt.NDArray[np.int64]:
+def policy_moves(policy: Policy, *, rows: int | None = None, cols: int | None = None,
+                 win_length: int | None = None) -> npt.NDArray[np.int64]:
     """The policy's move in every position with a move to make, playing the side to move there.
 
-    Returns a (3**9,) table: the cell chosen (an occupied cell is kept as it is, so callers can
-    count it as illegal), ``NOT_A_CELL`` (9) for an output that is not an integer 0..8, and
-    ``NO_MOVE`` (-1) at terminal and unreachable codes. Calls ``policy.act_batch`` once when the
-    policy has it, else the policy once per position; each call gets its own copies of the arrays.
+    Returns a (3**cells,) table: the cell chosen (an occupied cell is kept as it is, so callers
+    can count it as illegal), ``NOT_A_CELL`` (the number of cells) for an output that is not an
+    integer cell, and ``NO_MOVE`` (-1) at terminal and unreachable codes. Calls
+    ``policy.act_batch`` once when the policy has it, else the policy once per position; each
+    call gets its own copies of the arrays.
     """
-    codes, observations, masks = _positions()
+    rules = board_of(policy, rows, cols, win_length)
+    codes, observations, masks = _positions(rules)
     act_batch = getattr(policy, "act_batch", None)
     if callable(act_batch):
-        cells = _batch_cells(act_batch(observations.copy(), masks.copy()), codes.size)
+        cells = _batch_cells(act_batch(observations.copy(), masks.copy()), codes.size, rules)
     else:
         pairs = zip(observations, masks, strict=True)
-        cells = [_cell(policy(obs.copy(), mask.copy())) for obs, mask in pairs]
-    moves = np.full(game.N_CODES, NO_MOVE, dtype=np.int64)
+        cells = [_cell(policy(obs.copy(), mask.copy()), rules) for obs, mask in pairs]
+    # int16 beyond tabled boards: 3**16 entries of int64 would take 344 MB.
+    moves = np.full(rules.n_codes, NO_MOVE, dtype=np.int64 if rules.tabled else np.int16)
     moves[codes] = cells
     return moves
 
 
-def _cell(action: Any) -> int:
-    cell = as_cell(action)  # the env's own rule for what names a cell
-    return NOT_A_CELL if cell is None else cell
+def _cell(action: Any, rules: Rules) -> int:
+    cell = as_cell(action, rules.n_cells)  # the env's own rule for what names a cell
+    return rules.n_cells if cell is None else cell
 
 
-def _batch_cells(actions: Any, n: int) -> npt.NDArray[np.int64]:
+def _batch_cells(actions: Any, n: int, rules: Rules) -> npt.NDArray[np.int64]:
     actions = np.asarray(actions)
     if actions.shape not in ((n,), (n, 1)):
         raise ValueError(f"act_batch must return {n} actions; got shape {actions.shape}")
     if actions.dtype.kind not in "iu":  # floats and bools name no cell, as in env.step
-        return np.full(n, NOT_A_CELL, dtype=np.int64)
+        return np.full(n, rules.n_cells, dtype=np.int64)
     actions = actions.reshape(n).astype(np.int64)
-    return np.where((actions >= 0) & (actions < game.N_CELLS), actions, NOT_A_CELL)
+    return np.where((actions >= 0) & (actions < rules.n_cells), actions, rules.n_cells)
 
 
-def _moves_table(policy: Policy, moves: npt.ArrayLike | None) -> npt.NDArray[np.int64]:
+def _moves_table(policy: Policy, moves: npt.ArrayLike | None,
+                 rules: Rules) -> npt.NDArray[np.int64]:
     if moves is None:
-        return policy_moves(policy)
-    table = np.asarray(moves, dtype=np.int64)
-    if table.shape != (game.N_CODES,):
-        raise ValueError(f"moves must be a ({game.N_CODES},) table from policy_moves")
+        return policy_moves(policy, rows=rules.rows, cols=rules.cols, win_length=rules.win_length)
+    table = np.asarray(moves)
+    if table.shape != (rules.n_codes,) or table.dtype.kind not in "iu":
+        raise ValueError(f"moves must be a ({rules.n_codes},) table from policy_moves for the "
+                         f"{rules.name} board")
     return table
 
 
-def _is_legal(codes: Any, cells: Any) -> Any:
-    """Elementwise: is ``cells`` a legal move at ``codes`` (arrays or scalars)."""
-    on_board = (cells >= 0) & (cells < game.N_CELLS)
-    return on_board & (game.LEGAL_MASK[codes, np.clip(cells, 0, game.N_CELLS - 1)] == 1)
+def _is_legal(rules: Rules, codes: Any, cells: Any) -> Any:
+    """Elementwise over arrays: is ``cells`` a legal move at ``codes``."""
+    codes, cells = np.asarray(codes, dtype=np.int64), np.asarray(cells, dtype=np.int64)
+    on_board = (cells >= 0) & (cells < rules.n_cells)
+    clipped = np.clip(cells, 0, rules.n_cells - 1)
+    return on_board & (rules.legal_of(codes)[np.arange(codes.size), clipped] == 1)
 
 
 # --- games against opponents -------------------------------------------------------------------
@@ -130,17 +166,21 @@ class Record:
 
 
 def play_games(
-    policy: Policy, opponent: Opponent | str, n: int, agent_mark: str = "X", seed: int = 0
+    policy: Policy, opponent: Opponent | str, n: int, agent_mark: str = "X", seed: int = 0,
+    *, rows: int | None = None, cols: int | None = None, win_length: int | None = None,
 ) -> Record:
     """``n`` games of ``policy`` against ``opponent`` (a name, a spec such as
-    ``"epsilon:epsilon=0.2"`` or an Opponent object) with ``agent_mark`` "X", "O" or "random".
+    ``"epsilon:epsilon=0.2"`` or an Opponent object) with ``agent_mark`` "X", "O" or "random",
+    on any board.
 
     Only the first reset is seeded; later ones continue its stream, so a seed fixes every game.
     """
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
         raise ValueError(f"n must be a non-negative integer; got {n!r}")
-    player = resolve_opponent(opponent)
-    env = TicTacToeEnv(opponent=player, agent_mark=agent_mark, illegal_action="lose")
+    rules = board_of(policy, rows, cols, win_length)
+    player = resolve_opponent(opponent, rules)
+    env = TicTacToeEnv(opponent=player, agent_mark=agent_mark, illegal_action="lose",
+                       rows=rules.rows, cols=rules.cols, win_length=rules.win_length)
     tally = Counter(_play_one(env, policy, seed if i == 0 else None) for i in range(n))
     env.close()
     losses = tally["losses"] + tally["illegal"]
@@ -165,13 +205,15 @@ def results_table(
     opponents: Sequence[str] = ("random", "heuristic", "minimax"),
     n: int = 100,
     seed: int = 0,
+    **board: int,
 ) -> dict[str, dict[str, Record]]:
     """``{opponent: {"X": Record, "O": Record}}``: ``n`` seeded games per opponent and seat.
 
-    ``opponents`` is a sequence of names or specs; a single string is one opponent."""
+    ``opponents`` is a sequence of names or specs; a single string is one opponent. ``board``:
+    ``rows``, ``cols``, ``win_length`` as in ``play_games``."""
     if isinstance(opponents, str):
         opponents = (opponents,)
-    return {name: {seat: play_games(policy, name, n, seat, seed) for seat in SEATS}
+    return {name: {seat: play_games(policy, name, n, seat, seed, **board) for seat in SEATS}
             for name in opponents}
 
 
@@ -197,65 +239,71 @@ class SeatResponse:
 
 
 def best_response(
-    policy: Policy, *, moves: npt.ArrayLike | None = None
+    policy: Policy, *, moves: npt.ArrayLike | None = None, rows: int | None = None,
+    cols: int | None = None, win_length: int | None = None,
 ) -> dict[str, SeatResponse]:
     """``{"X": SeatResponse, "O": SeatResponse}``, exact over every opponent reply.
 
     ``moves`` (from ``policy_moves``) skips asking the policy again; ``policy`` is then unused.
     """
-    table = _moves_table(policy, moves)
-    return {seat: _seat_response(table, game.MARKS[seat]) for seat in SEATS}
+    rules = board_of(policy, rows, cols, win_length)
+    table = _moves_table(policy, moves, rules)
+    return {seat: _seat_response(rules, table, game.MARKS[seat]) for seat in SEATS}
 
 
-def _seat_response(moves: npt.NDArray[np.int64], me: int) -> SeatResponse:
-    keys = _response_keys(moves, me)
-    result = RESULTS[keys[game.EMPTY_BOARD] // _PLY_SPAN]
-    line = _losing_line(moves, me, keys) if result == "loss" else None
+def _seat_response(rules: Rules, moves: npt.NDArray, me: int) -> SeatResponse:
+    keys = _response_keys(rules, moves, me)
+    result = RESULTS[keys[game.EMPTY_BOARD] // _span(rules)]
+    line = _losing_line(rules, moves, me, keys) if result == "loss" else None
     return SeatResponse(game.MARK_NAMES[me], result, line)
 
 
-def _response_keys(moves: npt.NDArray[np.int64], me: int) -> npt.NDArray[np.int64]:
-    """Per code: result index * _PLY_SPAN + plies to the end, the policy (mark ``me``) playing
-    its table and the opponent choosing the smallest key: a loss if it can, the fastest one."""
-    keys = np.zeros(game.N_CODES, dtype=np.int64)
-    for layer in reversed(game.LAYERS):
-        ended = layer[game.TERMINAL[layer]]
-        winner = game.WINNER[ended]
-        keys[ended] = ((winner == me) * 2 + (winner == game.NO_WINNER)) * _PLY_SPAN
-        playing = layer[~game.TERMINAL[layer]]
-        mine = game.TO_MOVE[playing] == me
-        theirs = _opponent_keys(playing, keys).min(axis=1, initial=_NO_KEY) + 1
-        keys[playing] = np.where(mine, _policy_keys(playing, moves, keys), theirs)
+def _response_keys(rules: Rules, moves: npt.NDArray, me: int) -> npt.NDArray[np.int32]:
+    """Per code: result index * span + plies to the end, the policy (mark ``me``) playing its
+    table and the opponent choosing the smallest key: a loss if it can, the fastest one."""
+    span = _span(rules)
+    keys = np.zeros(rules.n_codes, dtype=np.int32)  # int32: 172 MB on 16 cells, not 344
+    for layer in reversed(rules.positions):
+        winner = layer.winner[layer.terminal]
+        keys[layer.codes[layer.terminal]] = ((winner == me) * 2 + (winner == 0)) * span
+        for codes in game._chunks(layer.codes[~layer.terminal]):
+            children = rules.children_of(codes, layer.mark)
+            if layer.mark == me:
+                keys[codes] = _policy_keys(rules, codes, children, moves, keys)
+            else:
+                keys[codes] = _opponent_keys(rules, children, keys).min(axis=1) + 1
     return keys
 
 
-def _policy_keys(codes: npt.NDArray[np.int64], moves: npt.NDArray[np.int64],
-                 keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    cells = moves[codes]
-    children = game.NEXT[codes, np.clip(cells, 0, game.N_CELLS - 1)]
-    # An illegal move is a loss one ply long (key 0 + 1).
-    return np.where(_is_legal(codes, cells), keys[np.maximum(children, 0)], 0) + 1
+def _policy_keys(rules: Rules, codes: npt.NDArray[np.int64], children: npt.NDArray[np.int64],
+                 moves: npt.NDArray, keys: npt.NDArray[np.int32]) -> npt.NDArray[np.int64]:
+    cells = moves[codes].astype(np.int64)
+    on_board = (cells >= 0) & (cells < rules.n_cells)
+    child = children[np.arange(codes.size), np.clip(cells, 0, rules.n_cells - 1)]
+    # An illegal move (off the board or on an occupied cell) is a loss one ply long (key 0 + 1).
+    return np.where(on_board & (child >= 0), keys[np.maximum(child, 0)], 0) + 1
 
 
-def _opponent_keys(codes: Any, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """Each cell's child key for the opponent at ``codes``, ``_NO_KEY`` for illegal cells."""
-    children = game.NEXT[codes]
-    return np.where(children >= 0, keys[np.maximum(children, 0)], _NO_KEY)
+def _opponent_keys(rules: Rules, children: npt.NDArray[np.int64],
+                   keys: npt.NDArray[np.int32]) -> npt.NDArray:
+    """Each cell's child key for the opponent, above every key for illegal cells."""
+    no_key = len(RESULTS) * _span(rules)
+    return np.where(children >= 0, keys[np.maximum(children, 0)], no_key)
 
 
-def _losing_line(moves: npt.NDArray[np.int64], me: int,
-                 keys: npt.NDArray[np.int64]) -> tuple[int, ...]:
+def _losing_line(rules: Rules, moves: npt.NDArray, me: int,
+                 keys: npt.NDArray[np.int32]) -> tuple[int, ...]:
     """Follow the smallest keys from the empty board (lowest cell among equals) to the loss."""
     code, line = game.EMPTY_BOARD, []
-    while not game.TERMINAL[code]:
-        if game.TO_MOVE[code] == me:
+    while not rules.is_terminal(code):
+        if rules.to_move(code) == me:
             cell = int(moves[code])
-            if not _is_legal(code, cell):
+            if not _is_legal(rules, [code], [cell])[0]:
                 return (*line, cell)
         else:
-            cell = int(np.argmin(_opponent_keys(code, keys)))
+            cell = int(np.argmin(_opponent_keys(rules, rules.next_of([code]), keys)[0]))
         line.append(cell)
-        code = int(game.NEXT[code, cell])
+        code = rules.play(code, cell)
     return tuple(line)
 
 
@@ -276,37 +324,61 @@ class Blunder:
                 "optimal_moves": list(self.optimal_moves)}
 
 
+MAX_BLUNDERS = 10_000  # listed; every 3x3 blunder fits, a random 4x4 policy has millions
+
+
 @dataclass(frozen=True)
 class MoveRate:
-    """``rate``: the fraction of ``positions`` where the policy keeps the game value; the
-    ``blunders`` in order of the number of marks on the board, then code."""
+    """``rate``: the fraction of ``positions`` where the policy keeps the game value; the first
+    ``MAX_BLUNDERS`` ``blunders`` in order of the number of marks on the board, then code, of
+    ``n_blunders`` in all."""
 
     rate: float
     positions: int
     blunders: tuple[Blunder, ...]
+    n_blunders: int | None = None  # None: len(blunders), every one listed
+
+    def __post_init__(self) -> None:
+        if self.n_blunders is None:
+            object.__setattr__(self, "n_blunders", len(self.blunders))
 
     @property
     def optimal(self) -> int:
-        return self.positions - len(self.blunders)
+        return self.positions - self.n_blunders
 
 
-def optimal_move_rate(policy: Policy, *, moves: npt.ArrayLike | None = None) -> MoveRate:
+def optimal_move_rate(
+    policy: Policy, *, moves: npt.ArrayLike | None = None, rows: int | None = None,
+    cols: int | None = None, win_length: int | None = None,
+) -> MoveRate:
     """Over every position with a move to make (the policy meets each in one seat or the other),
     how often its move keeps the solver's game value. An illegal move is a blunder.
 
     ``moves`` (from ``policy_moves``) skips asking the policy again; ``policy`` is then unused.
     """
-    table = _moves_table(policy, moves)
-    codes = _positions()[0]
-    cells = table[codes]
-    keeps_value = solver.solve().keeps_value
-    kept = _is_legal(codes, cells) & keeps_value[codes, np.clip(cells, 0, game.N_CELLS - 1)]
-    blunders = tuple(
-        Blunder(tuple(game.CELLS[code].tolist()), int(code), int(cell),
-                tuple(np.flatnonzero(keeps_value[code]).tolist()))
-        for code, cell in zip(codes[~kept], cells[~kept], strict=True)
-    )
-    return MoveRate(float(kept.mean()), int(codes.size), blunders)
+    rules = board_of(policy, rows, cols, win_length)
+    table = _moves_table(policy, moves, rules)
+    solution = solver.solve(rules)
+    kept, blunders = [], []
+    for layer in rules.positions:
+        for codes in game._chunks(layer.codes[~layer.terminal]):
+            cells = table[codes].astype(np.int64)
+            on_board = (cells >= 0) & (cells < rules.n_cells)
+            keeps = solution.keeps_value_of(codes, layer.mark)
+            keep = on_board & keeps[np.arange(codes.size), np.clip(cells, 0, rules.n_cells - 1)]
+            kept.append(keep)
+            if len(blunders) < MAX_BLUNDERS and not keep.all():
+                blunders += _blunders(rules, codes[~keep], cells[~keep], keeps[~keep])
+    kept_all = np.concatenate(kept)
+    n_blunders = int((~kept_all).sum())
+    return MoveRate(float(kept_all.mean()), int(kept_all.size),
+                    tuple(blunders[:MAX_BLUNDERS]), n_blunders)
+
+
+def _blunders(rules: Rules, codes, cells, keeps) -> list[Blunder]:
+    boards = rules.cells_of(codes[:MAX_BLUNDERS]).tolist()
+    return [Blunder(tuple(board), int(code), int(cell), tuple(np.flatnonzero(keep).tolist()))
+            for board, code, cell, keep in zip(boards, codes, cells, keeps, strict=False)]
 
 
 # --- both at once ------------------------------------------------------------------------------
@@ -314,32 +386,51 @@ def optimal_move_rate(policy: Policy, *, moves: npt.ArrayLike | None = None) -> 
 
 @dataclass(frozen=True)
 class Report:
+    """The exact measures of a policy. ``perfect_results``: what perfect play gets in each seat
+    on this board (a draw in both on 3x3; on a first-player win, a win as X and a loss as O)."""
+
     best_response: dict[str, SeatResponse]
     move_rate: MoveRate
+    perfect_results: dict[str, str] = field(
+        default_factory=lambda: {"X": "draw", "O": "draw"})
 
     @property
     def perfect(self) -> bool:
-        """Draws in both seats against any opponent and never a value-losing move."""
-        draws = all(response.result == "draw" for response in self.best_response.values())
-        return draws and self.move_rate.rate == 1.0
+        """In each seat the best response gets no more than perfect play concedes, and the
+        policy never makes a value-losing move."""
+        seats = self.best_response.items()
+        optimal = all(r.result == self.perfect_results[seat] for seat, r in seats)
+        return optimal and self.move_rate.rate == 1.0
 
     def as_dict(self, max_blunders: int = 5) -> dict[str, Any]:
         """JSON-friendly: results and lines per seat, the rate, and the first few blunders."""
         rate = self.move_rate
         return {
             "perfect": self.perfect,
+            "perfect_results": dict(self.perfect_results),
             "best_response": {seat: r.as_dict() for seat, r in self.best_response.items()},
             "optimal_move_rate": rate.rate,
             "positions": rate.positions,
-            "blunders": len(rate.blunders),
+            "blunders": rate.n_blunders,
             "first_blunders": [b.as_dict() for b in rate.blunders[:max_blunders]],
         }
 
 
-def evaluate(policy: Policy) -> Report:
-    """Best response per seat and optimal-move rate, asking the policy about each position once."""
-    moves = policy_moves(policy)
-    return Report(best_response(policy, moves=moves), optimal_move_rate(policy, moves=moves))
+def evaluate(policy: Policy, *, rows: int | None = None, cols: int | None = None,
+             win_length: int | None = None) -> Report:
+    """Best response per seat and optimal-move rate, asking the policy about each position once.
+    The board: the sizes given, else the policy's own, else 3x3 (solved boards only)."""
+    rules = board_of(policy, rows, cols, win_length)
+    board = {"rows": rules.rows, "cols": rules.cols, "win_length": rules.win_length}
+    moves = policy_moves(policy, **board)
+    return Report(best_response(policy, moves=moves, **board),
+                  optimal_move_rate(policy, moves=moves, **board), perfect_results(rules))
+
+
+def perfect_results(rules: Rules = game.TICTACTOE) -> dict[str, str]:
+    """What perfect play gets in each seat: the solved game value of the empty board."""
+    value = solver.value(game.EMPTY_BOARD, rules)  # +1 X wins, 0 draw, -1 O wins
+    return {"X": RESULTS[value + 1], "O": RESULTS[1 - value]}
 
 
 # --- the reference perfect policy --------------------------------------------------------------
@@ -347,38 +438,49 @@ def evaluate(policy: Policy) -> Report:
 
 class SolverPolicy:
     """The solver's best move for the side to move (the lowest cell when ``deterministic``, else
-    a random one among the best, drawn from a generator seeded with ``seed``)."""
+    a random one among the best, drawn from a generator seeded with ``seed``), on any solved
+    board."""
 
-    def __init__(self, deterministic: bool = True, seed: int | None = 0) -> None:
+    def __init__(self, deterministic: bool = True, seed: int | None = 0, *, rows: int = 3,
+                 cols: int = 3, win_length: int = 3) -> None:
         self.deterministic = bool(deterministic)
         self.rng = np.random.default_rng(seed)
+        self.rules = game.rules(rows, cols, win_length)
+        self.rules.check_solvable("the solver's policy")
 
     def __call__(self, observation: npt.NDArray[np.int8], action_mask: npt.NDArray[np.int8]) -> int:
         return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
 
     def act_batch(self, observations: npt.NDArray[np.int8],
                   masks: npt.NDArray[np.int8]) -> npt.NDArray[np.int64]:
-        best = solver.solve().best[_absolute_codes(observations)]
-        if not best.any(axis=1).all():
-            raise ValueError("no move to make: a board is finished or not a position")
-        if self.deterministic:
-            return best.argmax(axis=1)
-        return np.where(best, self.rng.random(best.shape), -1.0).argmax(axis=1)
+        codes = _absolute_codes(self.rules, observations)
+        solution = solver.solve(self.rules)
+        moves = np.empty(codes.size, dtype=np.int64)
+        for start in range(0, codes.size, game._CHUNK):  # bounds the (N, cells) temporaries
+            best = solution.best_of(codes[start : start + game._CHUNK])
+            if not best.any(axis=1).all():
+                raise ValueError("no move to make: a board is finished or not a position")
+            if not self.deterministic:
+                best = np.where(best, self.rng.random(best.shape), -1.0)
+            moves[start : start + game._CHUNK] = best.argmax(axis=1)
+        return moves
 
     def __repr__(self) -> str:
-        return f"SolverPolicy(deterministic={self.deterministic})"
+        return f"SolverPolicy(deterministic={self.deterministic}, board={self.rules.name})"
 
 
-def _absolute_codes(observations: Any) -> npt.NDArray[np.int64]:
+def _absolute_codes(rules: Rules, observations: Any) -> npt.NDArray[np.int64]:
     """Codes of relative boards (1 = the side to move, which is O when it has fewer marks)."""
     cells = np.asarray(observations)
-    if cells.ndim != 2 or cells.shape[1] != game.N_CELLS or not np.isin(cells, (0, 1, 2)).all():
-        raise ValueError(f"observations must be (N, {game.N_CELLS}) boards of 0, 1, 2")
+    n = rules.n_cells
+    if cells.ndim != 2 or cells.shape[1] != n or not np.isin(cells, (0, 1, 2)).all():
+        raise ValueError(f"observations must be (N, {n}) boards of 0, 1, 2")
     cells = cells.astype(np.int64)
     swap = (cells == 1).sum(axis=1) < (cells == 2).sum(axis=1)
-    return np.where(swap[:, None], game.SWAP[cells], cells) @ game.POW3
+    return np.where(swap[:, None], game.SWAP[cells], cells) @ rules.pow3
 
 
-def solver_policy(deterministic: bool = True, seed: int | None = 0) -> Policy:
-    """The reference perfect policy (a ``SolverPolicy``, with ``act_batch``)."""
-    return SolverPolicy(deterministic, seed)
+def solver_policy(deterministic: bool = True, seed: int | None = 0, **board: int) -> Policy:
+    """The reference perfect policy (a ``SolverPolicy``, with ``act_batch``) on ``board``
+    (``rows``, ``cols``, ``win_length``; 3x3 by default)."""
+    return SolverPolicy(deterministic, seed, **board)

@@ -89,6 +89,16 @@ def parse_board(text: str) -> tuple[int, int, int]:
 
 
 @dataclass(frozen=True)
+class Layer:
+    """The reachable positions with one number of marks, sorted, and what is known of each."""
+
+    codes: npt.NDArray[np.int64]
+    mark: int  # the side to move in every unfinished position of the layer
+    winner: npt.NDArray[np.int8]
+    terminal: npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
 class Tables:
     """Per-code tables of a board with at most ``TABLE_CELLS`` cells (every code has a row)."""
 
@@ -230,7 +240,15 @@ class Rules:
         codes = self._codes(codes)
         if self.tabled:
             return self.tables.cells[codes]
-        return (codes[:, None] // self.pow3 % 3).astype(np.int8)
+        # Eight cells at a time from a table of every 8-digit base-3 number: two divisions a
+        # code on 16 cells instead of thirty-two.
+        groups = -(-self.n_cells // _GROUP)
+        cells = np.empty((codes.size, groups * _GROUP), dtype=np.int8)
+        rest = codes.copy()
+        for group in range(groups):
+            rest, low = np.divmod(rest, 3**_GROUP)
+            cells[:, group * _GROUP : (group + 1) * _GROUP] = _DIGITS[low]
+        return cells[:, : self.n_cells]
 
     def winner_of(self, codes: npt.ArrayLike) -> npt.NDArray[np.int8]:
         codes = self._codes(codes)
@@ -277,21 +295,50 @@ class Rules:
         return tables
 
     @cached_property
-    def layers(self) -> tuple[npt.NDArray[np.int64], ...]:
-        """Positions reachable from the empty board, sorted, by number of marks (0..n_cells)."""
+    def positions(self) -> tuple[Layer, ...]:
+        """Every position reachable from the empty board, by number of marks (0..n_cells), with
+        who won and whether the game is over there: the solver and the exact evaluation walk
+        these layers backwards."""
         self.check_solvable("enumerating every position")
         seen = np.zeros(self.n_codes, dtype=bool)  # one byte per code: 43 MB on 16 cells
-        layers = [np.array([EMPTY_BOARD], dtype=np.int64)]
-        for _ in range(self.n_cells):
-            for chunk in _chunks(layers[-1]):
-                children = self.next_of(chunk).ravel()
+        codes, layers = np.array([EMPTY_BOARD], dtype=np.int64), []
+        for marks in range(self.n_cells + 1):
+            layer = self._layer(codes, marks)
+            layers.append(layer)
+            for chunk in _chunks(layer.codes[~layer.terminal]):
+                children = self.children_of(chunk, layer.mark).ravel()
                 seen[children[children >= 0]] = True
-            layer = np.flatnonzero(seen)  # sorted and unique, without np.unique's sort
-            seen[layer] = False
-            layers.append(layer.astype(np.int64))
-        for layer in layers:
-            layer.setflags(write=False)
+            codes = np.flatnonzero(seen)  # sorted and unique, without np.unique's sort
+            seen[codes] = False
         return tuple(layers)
+
+    def _layer(self, codes: npt.NDArray[np.int64], marks: int) -> Layer:
+        """The positions with ``marks`` marks: only the side that moved last can have a line."""
+        mover = O if marks % 2 == 0 else X
+        won = np.zeros(codes.size, dtype=bool)
+        if marks:
+            for start in range(0, codes.size, _CHUNK):
+                on_line = self.cells_of(codes[start : start + _CHUNK])[:, self.line_array]
+                won[start : start + _CHUNK] = (on_line == mover).all(axis=2).any(axis=1)
+        terminal = won | (marks == self.n_cells)
+        winner = np.where(won, mover, NO_WINNER).astype(np.int8)
+        layer = Layer(codes.astype(np.int64), X if marks % 2 == 0 else O, winner, terminal)
+        for array in (layer.codes, layer.winner, layer.terminal):
+            array.setflags(write=False)
+        return layer
+
+    def children_of(self, codes: npt.ArrayLike, mark: int) -> npt.NDArray[np.int64]:
+        """(N, n_cells): the code after ``mark`` plays each cell of unfinished positions
+        ``codes`` where ``mark`` is to move, -1 on occupied cells. Cheaper than ``next_of``:
+        no line is checked."""
+        codes = self._codes(codes)
+        empty = self.cells_of(codes) == EMPTY
+        return np.where(empty, codes[:, None] + mark * self.pow3, -1)
+
+    @property
+    def layers(self) -> tuple[npt.NDArray[np.int64], ...]:
+        """The reachable positions' codes, sorted, by number of marks."""
+        return tuple(layer.codes for layer in self.positions)
 
     @cached_property
     def reachable(self) -> npt.NDArray[np.int64]:
@@ -301,24 +348,41 @@ class Rules:
         return reachable
 
     @cached_property
-    def lines_through(self) -> npt.NDArray[np.intp]:
-        """(cells, most, length): the lines through each cell, padded with ``n_cells``, a column
-        that ``wins_at``'s boards hold empty-of-marks."""
-        most = max(len(masks) for masks in self.line_masks_through)
-        table = np.full((self.n_cells, most, self.win_length), self.n_cells, dtype=np.intp)
-        for cell in range(self.n_cells):
-            through = [line for line in self.lines if cell in line]
-            table[cell, : len(through)] = through
+    def rays(self) -> npt.NDArray[np.intp]:
+        """(cells, 4 directions, 2 ways, win_length - 1): the cells stepping away from each cell
+        along each line direction, padded with ``n_cells`` past the board's edge."""
+        k, directions = self.win_length, ((0, 1), (1, 0), (1, 1), (1, -1))
+        table = np.full((self.n_cells, 4, 2, max(k - 1, 1)), self.n_cells, dtype=np.intp)
+        for cell, (d, (dr, dc)), (w, sign), step in product(
+                range(self.n_cells), enumerate(directions), enumerate((1, -1)), range(1, k)):
+            r, c = divmod(cell, self.cols)
+            r, c = r + sign * step * dr, c + sign * step * dc
+            if 0 <= r < self.rows and 0 <= c < self.cols:
+                table[cell, d, w, step - 1] = r * self.cols + c
         table.setflags(write=False)
         return table
 
     def wins_at(self, boards: npt.NDArray[np.int8], cells: npt.ArrayLike,
                 marks: npt.ArrayLike) -> npt.NDArray[np.bool_]:
         """Whether ``marks`` has a line through ``cells`` on each of ``boards``: (N, n_cells + 1)
-        arrays whose last column holds -1, so padding never completes a line."""
-        lines = self.lines_through[np.asarray(cells, dtype=np.intp)]  # (N, most, length)
-        values = boards[np.arange(len(boards))[:, None, None], lines]
-        return (values == np.asarray(marks)[:, None, None]).all(axis=2).any(axis=1)
+        arrays whose last column holds -1, so the padding never extends a line. Counts the run
+        of the mark both ways along each direction: a few gathers of N values per step."""
+        cells, marks = np.asarray(cells, dtype=np.intp), np.asarray(marks)
+        if self.win_length == 1:
+            return np.ones(len(cells), dtype=bool)
+        flat, width = boards.reshape(-1), boards.shape[1]
+        base = np.arange(len(cells)) * width
+        rays = self.rays[cells]  # (N, 4, 2, k - 1)
+        won = np.zeros(len(cells), dtype=bool)
+        for direction in range(4):
+            run = np.ones(len(cells), dtype=np.int64)
+            for way in range(2):
+                going = np.ones(len(cells), dtype=bool)
+                for step in range(self.win_length - 1):
+                    going &= flat.take(base + rays[:, direction, way, step]) == marks
+                    run += going
+            won |= run >= self.win_length
+        return won
 
     def check_solvable(self, what: str) -> None:
         if not self.solvable:
@@ -367,6 +431,10 @@ class Rules:
         return bool(self._cells_winner(cells[None])[0] != NO_WINNER or (cells != EMPTY).all())
 
 
+_GROUP = 8
+_DIGITS = (np.arange(3**_GROUP)[:, None] // 3 ** np.arange(_GROUP) % 3).astype(np.int8)
+
+
 def _to_move(cells: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
     n_x, n_o = (cells == X).sum(axis=1), (cells == O).sum(axis=1)
     return np.where(n_x == n_o, X, np.where(n_x == n_o + 1, O, EMPTY)).astype(np.int8)
@@ -406,10 +474,15 @@ def board_text(cells: npt.ArrayLike, cols: int, first: int = 0) -> str:
     return rule.join(rows)
 
 
-@cache
 def rules(rows: int = 3, cols: int = 3, win_length: int = 3) -> Rules:
     """The (cached) rules of a ``rows`` x ``cols`` board with ``win_length`` in a row."""
-    return Rules(*check_board_size(rows, cols, win_length))
+    # Checked before the cache: 3.0 == 3 and True == 1 would find another board's entry.
+    return _rules(*check_board_size(rows, cols, win_length))
+
+
+@cache
+def _rules(rows: int, cols: int, win_length: int) -> Rules:
+    return Rules(rows, cols, win_length)
 
 
 def swap_marks(cells: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:

@@ -107,18 +107,13 @@ def act_on_stones(opponent: Opponent, stones: Any, mark: int, rng: np.random.Gen
     return _act_cells(opponent, stones.cells.copy(), mark, rng)
 
 
-def _free_cells(stones: Any) -> tuple[int, ...]:
-    """The empty cells of a position held as bit masks, in increasing order."""
+def _free_cells(stones: Any) -> Sequence[int]:
+    """The empty cells of the env's position, in increasing order."""
     rules = stones.rules
-    free = rules.full_mask & ~(stones.bits[game.X] | stones.bits[game.O])
-    if rules.solvable:
+    if rules.solvable:  # a table of every bit mask's cells beats NumPy's call overhead
+        free = rules.full_mask & ~(stones.bits[game.X] | stones.bits[game.O])
         return _cells_of_masks(rules.n_cells)[free]
-    cells = []
-    while free:
-        low = free & -free
-        cells.append(low.bit_length() - 1)
-        free ^= low
-    return tuple(cells)
+    return np.flatnonzero(stones.cells == game.EMPTY)
 
 
 @cache

@@ -44,19 +44,21 @@ class Solution:
         for array in (score, reachable):
             array.setflags(write=False)
 
-    def child_scores(self, codes: npt.ArrayLike) -> npt.NDArray[np.int16]:
+    def child_scores(self, codes: npt.ArrayLike, mark: int | None = None) -> npt.NDArray[np.int16]:
         """(N, cells): each move's score for the side to move at ``codes``, ``_NO_MOVE`` where
-        the cell is not a legal move."""
-        return _child_scores(self.rules, self.score, codes)
+        the cell is not a legal move. ``mark``: every code is unfinished with ``mark`` to move
+        (a faster path, as in ``Rules.children_of``)."""
+        return _child_scores(self.rules, self.score, codes, mark)
 
-    def best_of(self, codes: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    def best_of(self, codes: npt.ArrayLike, mark: int | None = None) -> npt.NDArray[np.bool_]:
         """(N, cells) mask of the perfect player's moves: best value, fastest win, slowest loss."""
-        moves = self.child_scores(codes)
+        moves = self.child_scores(codes, mark)
         return (moves == moves.max(axis=1, keepdims=True)) & (moves != _NO_MOVE)
 
-    def keeps_value_of(self, codes: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    def keeps_value_of(self, codes: npt.ArrayLike,
+                       mark: int | None = None) -> npt.NDArray[np.bool_]:
         """(N, cells) mask of every move that keeps the position's game value."""
-        moves = self.child_scores(codes)
+        moves = self.child_scores(codes, mark)
         top = moves.max(axis=1, keepdims=True)
         return (np.sign(moves) == np.sign(top)) & (moves != _NO_MOVE)
 
@@ -104,9 +106,10 @@ class Solution:
         return table
 
 
-def _child_scores(rules: Rules, score: npt.NDArray[np.int8],
-                  codes: npt.ArrayLike) -> npt.NDArray[np.int16]:
-    children = rules.next_of(codes)
+def _child_scores(rules: Rules, score: npt.NDArray[np.int8], codes: npt.ArrayLike,
+                  mark: int | None = None) -> npt.NDArray[np.int16]:
+    # ``mark``: the side to move at every one of ``codes``, all unfinished (a faster path).
+    children = rules.next_of(codes) if mark is None else rules.children_of(codes, mark)
     child = score[np.maximum(children, 0)].astype(np.int16)
     # One more ply to the end: the child's score negated and shrunk one step towards zero.
     return np.where(children >= 0, -child + np.sign(child), _NO_MOVE).astype(np.int16)
@@ -117,15 +120,12 @@ def build(rules: Rules) -> Solution:
     rules.check_solvable("solving")
     score = np.zeros(rules.n_codes, dtype=np.int8)
     horizon = rules.n_cells + 1
-    for layer in reversed(rules.layers):
-        for codes in game._chunks(layer):
-            done = rules.terminal_of(codes)
-            # The side to move at a won terminal position is the side that lost, just now.
-            lost = rules.winner_of(codes[done]) != game.NO_WINNER
-            score[codes[done]] = np.where(lost, -horizon, 0)
-            playing = codes[~done]
-            if playing.size:
-                score[playing] = _child_scores(rules, score, playing).max(axis=1)
+    for layer in reversed(rules.positions):
+        # The side to move at a won terminal position is the side that lost, just now.
+        lost = layer.winner[layer.terminal] != game.NO_WINNER
+        score[layer.codes[layer.terminal]] = np.where(lost, -horizon, 0)
+        for codes in game._chunks(layer.codes[~layer.terminal]):
+            score[codes] = _child_scores(rules, score, codes, layer.mark).max(axis=1)
     reachable = np.zeros(rules.n_codes, dtype=bool)
     reachable[rules.reachable] = True
     return Solution(rules, score, reachable)

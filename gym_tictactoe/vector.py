@@ -17,7 +17,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from gym_tictactoe import game, rendering
-from gym_tictactoe.env import AGENT_MARKS, ILLEGAL_ACTIONS, VIEWS, as_cell, check_choice
+from gym_tictactoe.env import ILLEGAL_ACTIONS, VIEWS, as_cell, check_choice, check_seat
 from gym_tictactoe.opponents import Opponent
 from gym_tictactoe.vector_boards import make_boards
 from gym_tictactoe.vector_opponents import Boards, Cells, vectorize_opponent
@@ -113,7 +113,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         self.rules = game.rules(rows, cols, win_length)
         self.agents = np.full(self.num_envs, game.X, dtype=np.int8)
         self.opponent = vectorize_opponent(opponent, self.num_envs, self.rules, self.agents)
-        self.agent_mark_option = check_choice("agent_mark", agent_mark, AGENT_MARKS)
+        self.agent_mark_option = check_seat(self.rules, agent_mark)
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
         modes = (None, *self.metadata["render_modes"])
         self.render_mode = check_choice("render_mode", render_mode, modes)
@@ -122,7 +122,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         self.single_action_space = spaces.Discrete(n)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self.positions = make_boards(self.rules, self.num_envs)
+        self.positions = make_boards(self.rules, self.num_envs, self.agents)
         self._cell_dtype = np.int8 if n <= np.iinfo(np.int8).max else np.int16
         self.ended = np.zeros(self.num_envs, dtype=bool)  # to be reset at the next step
         self._started = False
@@ -146,8 +146,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
             raise ValueError(f"options must be a dict such as {{'agent_mark': 'O'}} or "
                              f"{{'reset_mask': mask}}; got {options!r}")
         options = options or {}
-        mark = check_choice("agent_mark", options.get("agent_mark", self.agent_mark_option),
-                            AGENT_MARKS)
+        mark = check_seat(self.rules, options.get("agent_mark", self.agent_mark_option))
         boards = self._reset_boards(options.get("reset_mask"))
         opponent_action = self._no_moves()
         self._restart(boards, mark, opponent_action)

@@ -73,17 +73,23 @@ class CodeBoards:
 class CellBoards:
     """A batch of positions of a board without tables, as rows of cells."""
 
-    def __init__(self, rules: game.Rules, num_envs: int) -> None:
+    def __init__(self, rules: game.Rules, num_envs: int,
+                 agents: npt.NDArray[np.int8] | None = None) -> None:
         self.rules, self.n = rules, rules.n_cells
-        # One more column, always -1, that the padding of rules.lines_through points at.
+        # One more column, always -1, that the padding of rules.rays points at.
         self.board = np.zeros((num_envs, self.n + 1), dtype=np.int8)
         self.board[:, -1] = -1
+        # Each board as its agent sees it, kept up move by move: copying it is cheaper than
+        # swapping marks on every board at every step.
+        self.agents = np.full(num_envs, game.X, np.int8) if agents is None else agents
+        self.view = np.zeros((num_envs, self.n), dtype=np.int8)
         self.codes = np.zeros(num_envs, dtype=np.int64) if rules.solvable else None
         self._winner = np.zeros(num_envs, dtype=np.int8)
         self._marks = np.zeros(num_envs, dtype=np.int64)  # marks on each board
 
     def restart(self, boards: Boards) -> None:
         self.board[boards, :-1] = game.EMPTY
+        self.view[boards] = game.EMPTY
         self._winner[boards] = game.NO_WINNER
         self._marks[boards] = 0
         if self.codes is not None:
@@ -97,6 +103,7 @@ class CellBoards:
         cells = np.asarray(cells, dtype=np.intp)
         marks = np.where(self._marks[boards] % 2 == 0, game.X, game.O).astype(np.int8)
         self.board[boards, cells] = marks
+        self.view[boards, cells] = np.where(marks == self.agents[boards], 1, 2)
         self._marks[boards] += 1
         if self.codes is not None:
             self.codes[boards] += marks * self.rules.pow3[cells]
@@ -120,8 +127,7 @@ class CellBoards:
         return self.legal_masks().astype(bool)
 
     def observations(self, agents: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
-        cells = self.board[:, :-1]
-        return np.where(agents[:, None] == game.X, cells, game.SWAP[cells])
+        return self.view.copy()  # kept for self.agents, which is the env's ``agents``
 
     def cells(self, boards: Boards | None = None) -> npt.NDArray[np.int8]:
         return self.board[:, :-1].copy() if boards is None else self.board[boards, :-1]
@@ -132,5 +138,7 @@ class CellBoards:
         return np.flatnonzero(self.board[board, :-1] == game.EMPTY).tolist()
 
 
-def make_boards(rules: game.Rules, num_envs: int) -> CodeBoards | CellBoards:
-    return CodeBoards(rules, num_envs) if rules.tabled else CellBoards(rules, num_envs)
+def make_boards(rules: game.Rules, num_envs: int,
+                agents: npt.NDArray[np.int8]) -> CodeBoards | CellBoards:
+    """The batch for ``rules``; ``agents`` is the env's array of the agent's mark per board."""
+    return CodeBoards(rules, num_envs) if rules.tabled else CellBoards(rules, num_envs, agents)

@@ -143,3 +143,17 @@ def test_check_env_remakes_the_wrapped_env_in_every_render_mode(
     assert remade.reset(seed=0)[0] in env.observation_space
     remade.close()
     env.close()
+
+
+def test_grid_observation_reshapes_any_board_and_one_hot_grows_with_it():
+    from gym_tictactoe.wrappers import GridObservation
+
+    env = GridObservation(TicTacToeEnv(rows=4, cols=5, win_length=4, agent_mark="O"))
+    obs, info = env.reset(seed=3)
+    assert obs.shape == (4, 5) and env.observation_space.contains(obs)
+    assert (obs.ravel() == game.SWAP[info["board"]]).all()  # the O agent's own view
+    wide = OneHotObservation(TicTacToeEnv(rows=6, cols=6, win_length=4))
+    obs, _ = wide.reset(seed=0)
+    assert obs.shape == (108,) and obs.reshape(3, 36)[0].all()
+    with pytest.raises(ValueError, match=r"expected a MultiDiscrete\(\[3\] \* cells\)"):
+        GridObservation(OneHotObservation(TicTacToeEnv()))
