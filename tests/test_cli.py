@@ -300,6 +300,8 @@ def test_ctrl_c_in_make_play_ends_without_makes_error():
     pid, fd = pty.fork()
     if pid == 0:  # the child: make play on the Python running the tests, no venv needed
         os.chdir(REPO)
+        for variable in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS"):  # as if typed, not under make test
+            os.environ.pop(variable, None)
         os.execvp("make", ["make", "play", f"PY={sys.executable}", "-o", ".venv/.installed-core"])
     output = _read_until(fd, b"or q to quit: ")
     # The terminal sends SIGINT to make and the game alike. One that lands between the prompt

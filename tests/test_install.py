@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -18,9 +19,15 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make
 
 def planned(target: str, *variables: str) -> list[str]:
     """The commands ``make TARGET`` would run from a fresh clone (``-n``: printed, not run)."""
-    done = subprocess.run(["make", "-n", "-B", target, *variables], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run(["make", "--no-print-directory", "-n", "-B", target, *variables],
+                          cwd=ROOT, env=outside_make(), capture_output=True, text=True,
+                          timeout=60, check=True)
     return done.stdout.splitlines()
+
+
+def outside_make() -> dict[str, str]:
+    """The environment without what a calling make passes down (as under `make test`)."""
+    return {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
 
 
 def installs(commands: list[str]) -> list[str]:
