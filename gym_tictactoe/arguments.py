@@ -7,6 +7,7 @@ import argparse
 import re
 from functools import cache
 
+from gym_tictactoe import game
 from gym_tictactoe.opponents import OPPONENTS, make_opponent, parse_opponent
 from gym_tictactoe.seeding import check_seed
 
@@ -69,3 +70,11 @@ def seed_arg(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a seed, an integer with 0 <= seed < 2**32; "
                                          f"got {text!r}") from None
+
+
+def board_arg(text: str) -> game.Rules:
+    """An argparse type: a board ``ROWSxCOLSxK`` (``4x4x3``; ``4x4`` means k = 4)."""
+    try:
+        return game.rules(*game.parse_board(text))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None

@@ -21,7 +21,14 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game, rendering, solver
-from gym_tictactoe.arguments import opponent_spec, player_list, player_names, positive_int, seed_arg
+from gym_tictactoe.arguments import (
+    board_arg,
+    opponent_spec,
+    player_list,
+    player_names,
+    positive_int,
+    seed_arg,
+)
 from gym_tictactoe.extras import MissingExtra
 from gym_tictactoe.opponents import Opponent, parse_opponent, reset_opponent
 
@@ -53,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def play_game(
-    players: dict[int, Opponent], rng: np.random.Generator, on_move: MoveCallback | None = None
+    players: dict[int, Opponent], rng: np.random.Generator, on_move: MoveCallback | None = None,
+    rules: game.Rules = game.TICTACTOE,
 ) -> game.Position:
     """One game from the empty board between ``players[X]`` and ``players[O]``; the last position.
 
@@ -62,13 +70,28 @@ def play_game(
     for player in players.values():
         reset_opponent(player, rng)
     code = game.EMPTY_BOARD
-    while not game.TERMINAL[code]:
-        mark = game.to_move(code)
-        cell = int(players[mark].act(game.decode(code), mark, rng))
-        code = game.play(code, cell)
+    while not rules.is_terminal(code):
+        mark = rules.to_move(code)
+        cell = int(players[mark].act(rules.decode(code).copy(), mark, rng))
+        code = rules.play(code, cell)
         if on_move is not None:
             on_move(code, mark, cell)
     return code
+
+
+def _add_board(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--board", type=board_arg, default=game.TICTACTOE, metavar="RxCxK",
+                        help="rows x cols x win length, e.g. 4x4x3 or 15x15x5 (sides 1-15, "
+                        "k up to the longer side; default: 3x3x3)")
+
+
+def _players(specs: Sequence[str], rules: game.Rules, command: str) -> list[Opponent] | None:
+    """The specs as players on ``rules``'s board, or None after printing why one can't play."""
+    try:
+        return [parse_opponent(spec, rules) for spec in specs]
+    except ValueError as error:
+        print(f"gym-tictactoe {command}: error: {error}", file=sys.stderr)
+        return None
 
 
 # --- play -------------------------------------------------------------------------------------
@@ -98,17 +121,22 @@ def _add_play(subparsers: argparse._SubParsersAction) -> None:
     play.add_argument("--seed", type=seed_arg, default=None,
                       help="seed for the opponent's random choices, 0 <= seed < 2**32 "
                       "(default: fresh each run)")
+    _add_board(play)
     play.set_defaults(run=_play_command)
 
 
 def _play_command(args: argparse.Namespace) -> int:
-    human, rng = game.MARKS[args.mark], np.random.default_rng(args.seed)
-    opponent = parse_opponent(args.opponent)
-    print("Cells are numbered 0-8, row by row, as on the empty board below; q quits.")
-    print(board_text(game.EMPTY_BOARD))
+    human, rng, rules = game.MARKS[args.mark], np.random.default_rng(args.seed), args.board
+    players = _players([args.opponent], rules, "play")
+    if players is None:
+        return 2
+    last = rules.n_cells - 1
+    print(f"{rules.name}: {rules.win_length} in a row wins. Cells are numbered 0-{last}, row by "
+          f"row, as on the empty board below; type a cell or 'row col' (from 0); q quits.")
+    print(board_text(game.EMPTY_BOARD, rules))
     while True:
         try:
-            _one_game(human, opponent, args.opponent, rng)
+            _one_game(human, players[0], args.opponent, rng, rules)
         except EOFError:  # stdin closed or Ctrl-D: leave quietly, nothing went wrong
             print("\nNo more input: game abandoned.")
             return 0
@@ -124,16 +152,19 @@ def _play_command(args: argparse.Namespace) -> int:
             human = game.O if human == game.X else game.X
 
 
-def _one_game(human: int, opponent: Opponent, name: str, rng: np.random.Generator) -> None:
+def _one_game(human: int, opponent: Opponent, name: str, rng: np.random.Generator,
+              rules: game.Rules = game.TICTACTOE) -> None:
     other = game.O if human == game.X else game.X
     names = {human: "you", other: name}
     print(f"\nYou are {game.MARK_NAMES[human]}, playing {name}.")
 
     def show(code: game.Position, mark: int, cell: int) -> None:
-        print(f"\n{names[mark]} ({game.MARK_NAMES[mark]}) played {cell}:\n{board_text(code)}")
+        where = f"{cell} (row {cell // rules.cols}, col {cell % rules.cols})"
+        print(f"\n{names[mark]} ({game.MARK_NAMES[mark]}) played {where}:\n"
+              f"{board_text(code, rules)}")
 
-    final = play_game({human: HumanPlayer(), other: opponent}, rng, on_move=show)
-    print(f"\n{result_line(final, names)}")
+    final = play_game({human: HumanPlayer(rules), other: opponent}, rng, show, rules)
+    print(f"\n{result_line(final, names, rules)}")
 
 
 def _ask_again() -> str:
@@ -151,40 +182,57 @@ def _ask_again() -> str:
 class HumanPlayer:
     """The person at the terminal, as an opponent: asks ``input()`` until a legal cell or q."""
 
+    def __init__(self, rules: game.Rules = game.TICTACTOE) -> None:
+        self.rules = rules
+
     def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
-        code = game.encode(board)
+        code = self.rules.encode(board)
+        prompt = f"0-{self.rules.n_cells - 1}" if self.rules is game.TICTACTOE else \
+            f"0-{self.rules.n_cells - 1} or 'row col'"
         while True:
-            text = input(f"Your move ({game.MARK_NAMES[mark]}), 0-8 or q to quit: ")
+            text = input(f"Your move ({game.MARK_NAMES[mark]}), {prompt}, q to quit: ")
             if text.strip().lower() in QUIT_WORDS:
                 raise Quit
             try:
-                return parse_cell(text, code)
+                return parse_cell(text, code, self.rules)
             except ValueError as reason:
                 print(f"  {reason}")
 
 
-def parse_cell(text: str, code: game.Position) -> int:
-    """The cell (0-8) typed, or ValueError saying why it can't be played."""
+def parse_cell(text: str, code: game.Position, rules: game.Rules = game.TICTACTOE) -> int:
+    """The cell typed, as its number (0 to cells - 1) or as 'row col' (each from 0), or
+    ValueError saying why it can't be played."""
+    words = text.replace(",", " ").split()
+    hint = f"type a cell 0-{rules.n_cells - 1}, or 'row col' (rows 0-{rules.rows - 1}, " \
+           f"cols 0-{rules.cols - 1}), or q"
     try:
-        cell = int(text.strip())
+        numbers = [int(word) for word in words]
     except ValueError:
-        raise ValueError(f"{text.strip()!r} is not a number: type a cell 0-8 or q") from None
-    if not 0 <= cell < game.N_CELLS:
-        raise ValueError(f"{cell} is not a cell: type a cell 0-8 or q")
-    if not game.LEGAL_MASK[code, cell]:
-        owner = game.MARK_NAMES[int(game.CELLS[code, cell])]
-        free = " ".join(str(free) for free in game.legal_moves(code))
-        raise ValueError(f"{cell} is taken by {owner}: free cells are {free}")
+        numbers = []
+    if len(numbers) == 2 and 0 <= numbers[0] < rules.rows and 0 <= numbers[1] < rules.cols:
+        cell = numbers[0] * rules.cols + numbers[1]
+    elif len(numbers) == 1 and 0 <= numbers[0] < rules.n_cells:
+        cell = numbers[0]
+    else:
+        shown = text.strip()
+        raise ValueError(f"{shown!r} is not a cell: {hint}" if numbers or not shown else
+                         f"{shown!r} is not a number: {hint}")
+    legal = rules.legal_moves(code)
+    if cell not in legal:
+        owner = game.MARK_NAMES[int(rules.decode(code)[cell])]
+        raise ValueError(f"{cell} is taken by {owner}: free cells are "
+                         f"{' '.join(map(str, legal))}")
     return cell
 
 
-def board_text(code: game.Position) -> str:
-    """Three rows with X, O and the number (0-8) of each empty cell: the env's ansi render."""
-    return rendering.ansi(code).rstrip("\n")
+def board_text(code: game.Position, rules: game.Rules = game.TICTACTOE) -> str:
+    """Rows with X, O and the number of each empty cell: the env's ansi render."""
+    return rendering.ansi(rules.decode(code), rules.shape).rstrip("\n")
 
 
-def result_line(code: game.Position, names: dict[int, str]) -> str:
-    won = game.winner(code)
+def result_line(code: game.Position, names: dict[int, str],
+                rules: game.Rules = game.TICTACTOE) -> str:
+    won = rules.winner(code)
     if won == game.NO_WINNER:
         return "Result: draw."
     return f"Result: {game.MARK_NAMES[won]} wins ({names[won]})."
@@ -209,12 +257,15 @@ def _add_arena(subparsers: argparse._SubParsersAction) -> None:
     arena.add_argument("--seed", type=seed_arg, default=0,
                        help="seed of the whole tournament, 0 <= seed < 2**32: same seed, same "
                        "table (default: 0)")
+    _add_board(arena)
     arena.set_defaults(run=_arena_command)
 
 
 def _arena_command(args: argparse.Namespace) -> int:
-    print(f"arena: {args.games} games per pairing, seed {args.seed}\n")
-    rows = arena(args.players, args.games, args.seed)
+    if _players(args.players, args.board, "arena") is None:
+        return 2
+    print(f"arena on {args.board.name}: {args.games} games per pairing, seed {args.seed}\n")
+    rows = arena(args.players, args.games, args.seed, args.board)
     width = max(12, *(len(name) for name in args.players))
     print(f"{'X player':<{width}} {'O player':<{width}} {'X wins':>7} {'O wins':>7} {'draws':>7}")
     for x_name, o_name, tally in rows:
@@ -223,15 +274,17 @@ def _arena_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def arena(players: Sequence[str], games: int, seed: int | None) -> list[tuple[str, str, dict]]:
+def arena(players: Sequence[str], games: int, seed: int | None,
+          rules: game.Rules = game.TICTACTOE) -> list[tuple[str, str, dict]]:
     """(X spec, O spec, {"X": wins, "O": wins, "draw": n}) for every ordered pair of players."""
     rng = np.random.default_rng(seed)  # one stream, pairings in a fixed order: reproducible
-    return [(x, o, _tally(x, o, games, rng)) for x in players for o in players]
+    return [(x, o, _tally(x, o, games, rng, rules)) for x in players for o in players]
 
 
-def _tally(x_spec: str, o_spec: str, games: int, rng: np.random.Generator) -> dict[str, int]:
-    players = {game.X: parse_opponent(x_spec), game.O: parse_opponent(o_spec)}
-    winners = [game.winner(play_game(players, rng)) for _ in range(games)]
+def _tally(x_spec: str, o_spec: str, games: int, rng: np.random.Generator,
+           rules: game.Rules) -> dict[str, int]:
+    players = {game.X: parse_opponent(x_spec, rules), game.O: parse_opponent(o_spec, rules)}
+    winners = [rules.winner(play_game(players, rng, rules=rules)) for _ in range(games)]
     return {name: winners.count(mark) for mark, name in RESULTS.items()}
 
 
@@ -241,26 +294,42 @@ def _tally(x_spec: str, o_spec: str, games: int, rng: np.random.Generator) -> di
 def _add_facts(subparsers: argparse._SubParsersAction) -> None:
     facts = subparsers.add_parser(
         "facts", help="the game's numbers, computed from the tables",
-        description="Counts of positions and games, the game value and random play, exactly.",
+        description="Counts of positions and games, the game value and random play, exactly, "
+        "for any board of at most 16 cells (4x4 takes about a minute the first time).",
     )
+    _add_board(facts)
     facts.set_defaults(run=_facts_command)
 
 
-def _facts_command(args: argparse.Namespace) -> int:
-    reachable = game.REACHABLE
-    games = game.count_games()
-    value = {1: "X wins", 0: "draw", -1: "O wins"}[int(solver.solve().value[game.EMPTY_BOARD])]
-    random_play = game.random_play_outcome()
+def facts(rules: game.Rules = game.TICTACTOE) -> list[tuple[str, str]]:
+    """(label, value) lines about a solvable board, every number computed here."""
+    rules.check_solvable("facts")
+    layers, solution = rules.positions, solver.solve(rules)
+    value = {1: "X wins", 0: "draw", -1: "O wins"}[solver.value(game.EMPTY_BOARD, rules)]
+    plies = int(solution.distance_of([game.EMPTY_BOARD])[0])
+    games, random_play = game.count_games(rules), game.random_play_outcome(rules)
     lines = [
-        ("legal positions (reachable in a game)", f"{reachable.size:,}"),
-        ("terminal positions", f"{int(game.TERMINAL[reachable].sum()):,}"),
-        ("positions up to symmetry", f"{np.unique(game.CANONICAL[reachable]).size:,}"),
+        ("board", f"{rules.rows} x {rules.cols}, {rules.win_length} in a row wins"),
+        ("legal positions (reachable in a game)", f"{sum(layer.codes.size for layer in layers):,}"),
+        ("terminal positions", f"{sum(int(layer.terminal.sum()) for layer in layers):,}"),
         ("distinct games (move sequences)", f"{games['games']:,}"),
         ("  won by X / won by O / drawn", f"{games['X']:,} / {games['O']:,} / {games['draw']:,}"),
-        ("value of the empty board, perfect play", value),
+        ("value of the empty board, perfect play", f"{value} in {plies} plies"),
         ("random vs random, exact: X / O / draw",
          " / ".join(f"{random_play[name]:.4f}" for name in RESULTS.values())),
     ]
+    if rules.tabled:  # one canonical code per position: a table look-up
+        canonical = np.unique(rules.tables.canonical[rules.reachable]).size
+        lines.insert(3, ("positions up to symmetry", f"{canonical:,}"))
+    return lines
+
+
+def _facts_command(args: argparse.Namespace) -> int:
+    try:
+        lines = facts(args.board)
+    except ValueError as error:
+        print(f"gym-tictactoe facts: error: {error}", file=sys.stderr)
+        return 2
     for label, text in lines:
         print(f"{label:<40} {text}")
     return 0

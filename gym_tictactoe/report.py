@@ -23,11 +23,12 @@ def summarize(policy: Policy, games: int = 200, seed: int = 0) -> dict[str, Any]
     }
 
 
-def evaluating_message(games: int) -> str:
+def evaluating_message(games: int, rules: game.Rules = game.TICTACTOE) -> str:
     """What ``summarize`` is about to do, for a person waiting on it (deep agents take a while)."""
+    positions = sum(int((~layer.terminal).sum()) for layer in rules.positions)
     return (f"evaluating exactly: {games} games per seat against each of "
             f"{', '.join(REPORT_OPPONENTS)}, then the best response per seat and the policy's move "
-            f"in all {len(game.REACHABLE[~game.TERMINAL[game.REACHABLE]]):,} positions…")
+            f"in all {positions:,} positions of the {rules.name} board…")
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -40,7 +41,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines.append("")
     for seat, response in summary["best_response"].items():
         line = response["losing_line"]
-        suffix = f"  (losing line, cells 0-8 from the empty board: {' '.join(map(str, line))})" \
+        suffix = f"  (losing line, cells from 0 from the empty board: {' '.join(map(str, line))})" \
             if line else ""
         lines.append(f"best response, policy as {seat}: {response['result']}{suffix}")
     lines.append(f"optimal-move rate: {summary['optimal_move_rate']:.2%} of "
