@@ -40,7 +40,7 @@ from gym_tictactoe import evaluation, game, wrappers
 from gym_tictactoe.env import TicTacToeEnv
 from gym_tictactoe.opponents import Opponent, parse_opponent
 from gym_tictactoe.seeding import check_seed
-from gym_tictactoe.wrappers import ONE_HOT_SPACE, OneHotObservation
+from gym_tictactoe.wrappers import OneHotObservation
 
 ALGOS = ("maskable-ppo", "ppo", "dqn")
 ALGO_CLASSES: dict[str, type[BaseAlgorithm]] = {
@@ -112,37 +112,44 @@ def uses_one_hot(algo: str) -> bool:
     return check_algo(algo) != "maskable-ppo"
 
 
-def observation_space(algo: str) -> spaces.Space:
-    """The observation space the algorithm's models are built on."""
+def observation_space(algo: str, n_cells: int = game.N_CELLS) -> spaces.Space:
+    """The observation space the algorithm's models are built on, for a board of ``n_cells``."""
     if uses_one_hot(algo):
-        return ONE_HOT_SPACE
-    return spaces.MultiDiscrete([3] * game.N_CELLS, dtype=np.int8)
+        return wrappers.one_hot_space(n_cells)
+    return spaces.MultiDiscrete([3] * n_cells, dtype=np.int8)
 
 
-def one_hot(obs: npt.ArrayLike) -> npt.NDArray[np.float32]:
-    """Boards (N, 9) as OneHotObservation encodes them: (N, 27), planes first."""
-    return wrappers.one_hot(np.asarray(obs).reshape(-1, game.N_CELLS))
+def one_hot(obs: npt.ArrayLike, n_cells: int = game.N_CELLS) -> npt.NDArray[np.float32]:
+    """Boards (N, cells) as OneHotObservation encodes them: (N, 3 * cells), planes first."""
+    return wrappers.one_hot(np.asarray(obs).reshape(-1, n_cells))
+
+
+def board_kwargs(rules: game.Rules) -> dict[str, int]:
+    return {"rows": rules.rows, "cols": rules.cols, "win_length": rules.win_length}
 
 
 # --- environments ---------------------------------------------------------------------------
 
-def _base_env(opponent: str | Opponent, agent_mark: str) -> TicTacToeEnv:
+def _base_env(opponent: str | Opponent, agent_mark: str,
+              rules: game.Rules = game.TICTACTOE) -> TicTacToeEnv:
     # Each env needs its own opponent: a mixture remembers which player it drew this episode.
-    player = parse_opponent(opponent) if isinstance(opponent, str) else copy.deepcopy(opponent)
-    return TicTacToeEnv(opponent=player, agent_mark=agent_mark)
+    player = (parse_opponent(opponent, rules) if isinstance(opponent, str)
+              else copy.deepcopy(opponent))
+    return TicTacToeEnv(opponent=player, agent_mark=agent_mark, **board_kwargs(rules))
 
 
 def make_env(
     opponent: str | Opponent = CURRICULUM, agent_mark: str = "random", one_hot: bool = False,
-    seed: int | None = None,
+    seed: int | None = None, rules: game.Rules = game.TICTACTOE,
 ) -> Callable[[], gym.Env]:
     """A thunk building TicTacToeEnv -> Monitor (-> OneHotObservation), as SB3 expects.
 
     ``opponent`` is an opponent spec (``gym_tictactoe.opponents.parse_opponent``) or object
     (copied per env). With ``seed`` the env's first reset and its action space are seeded.
+    ``rules``: the board (``game.rules(rows, cols, win_length)``; 3x3 by default).
     """
     def thunk() -> gym.Env:
-        env: gym.Env = Monitor(_base_env(opponent, agent_mark))
+        env: gym.Env = Monitor(_base_env(opponent, agent_mark, rules))
         if one_hot:
             env = OneHotObservation(env)
         if seed is not None:
@@ -154,7 +161,7 @@ def make_env(
 
 def make_vec_env(
     algo: str, n_envs: int | None = None, opponent: str | Opponent = CURRICULUM,
-    agent_mark: str = "random", seed: int | None = None,
+    agent_mark: str = "random", seed: int | None = None, rules: game.Rules = game.TICTACTOE,
 ) -> VecEnv:
     """SB3's own ``make_vec_env`` (a DummyVecEnv of monitored envs) with ``algo``'s encoding.
 
@@ -163,29 +170,26 @@ def make_vec_env(
     check_algo(algo)
     wrapper = OneHotObservation if uses_one_hot(algo) else None
     return sb3_make_vec_env(
-        partial(_base_env, opponent, agent_mark), n_envs=n_envs or N_ENVS[algo], seed=seed,
+        partial(_base_env, opponent, agent_mark, rules), n_envs=n_envs or N_ENVS[algo], seed=seed,
         wrapper_class=wrapper, vec_env_cls=DummyVecEnv,
     )
 
 
 def make_training_env(
     algo: str, n_envs: int | None = None, opponent: str | Opponent = CURRICULUM,
-    agent_mark: str = "random", seed: int | None = None,
+    agent_mark: str = "random", seed: int | None = None, rules: game.Rules = game.TICTACTOE,
 ) -> VecEnv:
-    """The fastest VecEnv for ``algo``: the NumPy-batched ``TicTacToeSB3VecEnv`` when the
-    opponent can reply by table look-ups, else :func:`make_vec_env`'s DummyVecEnv (e.g. for
-    ``montecarlo`` or a ``policy`` opponent)."""
+    """The NumPy-batched ``TicTacToeSB3VecEnv`` for ``algo`` on the board ``rules``. (The vector
+    env asks opponents that are not table players board by board, so every opponent works.)"""
     n = n_envs or N_ENVS[check_algo(algo)]
-    try:
-        return TicTacToeSB3VecEnv(n, opponent, agent_mark, one_hot=uses_one_hot(algo), seed=seed)
-    except ValueError:  # not a table opponent: one Python env per board
-        return make_vec_env(algo, n, opponent, agent_mark, seed)
+    return TicTacToeSB3VecEnv(n, opponent, agent_mark, one_hot=uses_one_hot(algo), seed=seed,
+                              **board_kwargs(rules))
 
 
 def build_model(algo: str, env: gym.Env | VecEnv, seed: int | None = None,
                 **kwargs: Any) -> BaseAlgorithm:
     """A fresh model of ``algo`` on ``env`` with ``HYPERPARAMETERS[algo]`` updated by kwargs."""
-    expected = observation_space(algo)
+    expected = observation_space(algo, int(getattr(env.action_space, "n", game.N_CELLS)))
     if env.observation_space != expected:
         raise ValueError(f"{algo} needs observation space {expected}; the env has "
                          f"{env.observation_space} (build it with make_vec_env({algo!r}))")
@@ -203,15 +207,21 @@ class ModelPolicy:
     preferences: the action logits for (Maskable)PPO, the Q-values for DQN.
     """
 
-    def __init__(self, model: BaseAlgorithm, algo: str | None = None) -> None:
+    def __init__(self, model: BaseAlgorithm, algo: str | None = None,
+                 rules: game.Rules | None = None) -> None:
         self.algo = algo_of(model) if algo is None else check_algo(algo)
         if type(model) is not ALGO_CLASSES[self.algo]:
             raise ValueError(f"algo {self.algo!r} needs a {ALGO_CLASSES[self.algo].__name__}; "
                              f"got {type(model).__name__}")
         self.model = model
+        self.n_cells = int(model.action_space.n)
+        self.rules = _board_with(self.n_cells) if rules is None else rules
+        if self.rules.n_cells != self.n_cells:
+            raise ValueError(f"the model plays {self.n_cells} cells; the {self.rules.name} board "
+                             f"has {self.rules.n_cells}")
 
     def __call__(self, obs: npt.ArrayLike, mask: npt.ArrayLike) -> int:
-        boards, masks = _batch(obs, mask)
+        boards, masks = _batch(obs, mask, self.n_cells)
         if self.algo == "maskable-ppo":  # SB3's own masked prediction is the reference
             action, _ = self.model.predict(boards[0], action_masks=masks[0], deterministic=True)
             return int(action)
@@ -219,15 +229,15 @@ class ModelPolicy:
 
     def act_batch(self, obs: npt.ArrayLike, masks: npt.ArrayLike) -> npt.NDArray[np.int64]:
         """The moves for N boards (N, 9) under their masks (N, 9), in one forward pass."""
-        boards, legal = _batch(obs, masks)
+        boards, legal = _batch(obs, masks, self.n_cells)
         return np.where(legal, self.preferences(boards), -np.inf).argmax(axis=1)
 
     def preferences(self, obs: npt.ArrayLike) -> npt.NDArray[np.float32]:
         """(N, 9) unmasked action logits (PPO) or Q-values (DQN) for N boards."""
         policy = self.model.policy
         policy.set_training_mode(False)
-        boards = np.asarray(obs, dtype=np.int8).reshape(-1, game.N_CELLS)
-        inputs = one_hot(boards) if uses_one_hot(self.algo) else boards
+        boards = np.asarray(obs, dtype=np.int8).reshape(-1, self.n_cells)
+        inputs = one_hot(boards, self.n_cells) if uses_one_hot(self.algo) else boards
         with th.no_grad():
             tensor = th.as_tensor(inputs, device=policy.device)
             if self.algo == "dqn":
@@ -237,9 +247,18 @@ class ModelPolicy:
         return out.cpu().numpy()
 
 
-def _batch(obs: npt.ArrayLike, masks: npt.ArrayLike) -> tuple[npt.NDArray, npt.NDArray]:
-    boards = np.asarray(obs, dtype=np.int8).reshape(-1, game.N_CELLS)
-    legal = np.asarray(masks).reshape(-1, game.N_CELLS).astype(bool)
+def _board_with(n_cells: int) -> game.Rules:
+    """3x3 for 9 cells; any other size needs the board named (4x3 and 2x6 have 12 cells)."""
+    if n_cells == game.N_CELLS:
+        return game.TICTACTOE
+    raise ValueError(f"a model of {n_cells} cells: name its board (rules=game.rules(rows, cols, "
+                     "win_length)); only 9 cells means 3x3x3")
+
+
+def _batch(obs: npt.ArrayLike, masks: npt.ArrayLike,
+           n_cells: int = game.N_CELLS) -> tuple[npt.NDArray, npt.NDArray]:
+    boards = np.asarray(obs, dtype=np.int8).reshape(-1, n_cells)
+    legal = np.asarray(masks).reshape(-1, n_cells).astype(bool)
     if len(boards) != len(legal) or not legal.any(axis=1).all():
         raise ValueError("need one mask per board, each with a legal move (a game still on)")
     return boards, legal
@@ -259,8 +278,9 @@ class ExactEvalCallback(BaseCallback):
     """
 
     def __init__(self, algo: str, eval_every: int = 10_000, stop_when_perfect: bool = True,
-                 verbose: int = 0) -> None:
+                 verbose: int = 0, rules: game.Rules = game.TICTACTOE) -> None:
         super().__init__(verbose)
+        self.rules = rules
         if eval_every < 1:
             raise ValueError(f"eval_every must be a positive number of timesteps; got {eval_every}")
         self.algo, self.eval_every = check_algo(algo), int(eval_every)
@@ -288,7 +308,7 @@ class ExactEvalCallback(BaseCallback):
 
     def evaluate(self) -> bool:
         """Evaluate now; False when training should stop."""
-        self.report = report = evaluation.evaluate(ModelPolicy(self.model, self.algo))
+        self.report = report = evaluation.evaluate(ModelPolicy(self.model, self.algo, self.rules))
         entry = {
             "timesteps": int(self.num_timesteps),
             "seconds": round(time.perf_counter() - self._start, 3),
@@ -318,16 +338,18 @@ def train(
     algo: str, timesteps: int, opponent: str | Opponent = CURRICULUM, agent_mark: str = "random",
     seed: int | None = 0, n_envs: int | None = None, eval_every: int = 10_000,
     progress_bar: bool = True, stop_when_perfect: bool = True, threads: int | None = 1,
-    **kwargs: Any,
+    rules: game.Rules = game.TICTACTOE, **kwargs: Any,
 ) -> tuple[BaseAlgorithm, ExactEvalCallback]:
     """Train ``algo`` for up to ``timesteps`` with exact evaluation; returns (model, callback).
 
     Extra keyword arguments override ``HYPERPARAMETERS[algo]``. ``threads`` sets torch's CPU
-    threads while training (None leaves them).
+    threads while training (None leaves them). ``rules``: the board (a solvable one: the
+    callback evaluates exactly).
     """
-    env = make_training_env(algo, n_envs, opponent, agent_mark, check_seed(seed))
+    rules.check_solvable("training with exact evaluation")
+    env = make_training_env(algo, n_envs, opponent, agent_mark, check_seed(seed), rules)
     model = build_model(algo, env, seed, **kwargs)
-    callback = ExactEvalCallback(algo, eval_every, stop_when_perfect)
+    callback = ExactEvalCallback(algo, eval_every, stop_when_perfect, rules=rules)
     with torch_threads(threads):
         model.learn(timesteps, callback=callback, progress_bar=progress_bar)
     return model, callback

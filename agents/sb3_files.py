@@ -33,15 +33,19 @@ EXPECTED = f"expected a model zip written by agents.sb3_files.save_model ({FORMA
 MAX_MEMBER_BYTES = 64 * 2**20  # our networks' weights and optimiser state take a few MB
 
 
-def save_model(model: BaseAlgorithm, path: str | os.PathLike) -> Path:
+def save_model(model: BaseAlgorithm, path: str | os.PathLike,
+               rules: game.Rules = game.TICTACTOE) -> Path:
     """Write ``model`` to ``path`` (exactly, no suffix added) atomically; returns the path.
 
-    The file is SB3's zip plus ``gym_tictactoe.json`` naming the algorithm and the settings
-    that :func:`load_model` rebuilds instead of unpickling.
+    The file is SB3's zip plus ``gym_tictactoe.json`` naming the algorithm, the board ``rules``
+    it plays, and the settings that :func:`load_model` rebuilds instead of unpickling.
     """
     path = Path(path)
+    if int(model.action_space.n) != rules.n_cells:
+        raise ValueError(f"the model plays {model.action_space.n} cells, not the "
+                         f"{rules.n_cells} of {rules.name}: pass its board as rules=")
     path.parent.mkdir(parents=True, exist_ok=True)
-    marker = _marker(model)
+    marker = {**_marker(model), "board": list(rules.size)}
     with atomic_path(path, suffix=".zip") as temp:  # SB3 would add .zip to a name without it
         model.save(temp)
         with zipfile.ZipFile(temp, "a") as archive:
@@ -65,7 +69,8 @@ def _marker(model: BaseAlgorithm) -> dict[str, Any]:
 
 
 def load_model(path: str | os.PathLike, algo: str | None = None,
-               env: gym.Env | VecEnv | None = None, device: str = "auto") -> BaseAlgorithm:
+               env: gym.Env | VecEnv | None = None, device: str = "auto",
+               rules: game.Rules | None = None) -> BaseAlgorithm:
     """Load a model written by :func:`save_model`, without unpickling anything.
 
     Every entry SB3 would unpickle is rebuilt from the marker and the plain JSON instead (SB3
@@ -77,6 +82,9 @@ def load_model(path: str | os.PathLike, algo: str | None = None,
     marker, data = _read_archive(path)
     if algo is not None and check_algo(algo) != marker["algo"]:
         raise ValueError(f"{path} holds a {marker['algo']} model, not {algo}")
+    board = _board(marker, path)
+    if rules is not None and board is not rules:
+        raise ValueError(f"{path} was trained on the {board.name} board, not on {rules.name}")
     custom = _custom_objects(marker, data, path)
     try:
         return ALGO_CLASSES[marker["algo"]].load(path, env=env, device=device,
@@ -87,6 +95,21 @@ def load_model(path: str | os.PathLike, algo: str | None = None,
         # that do not fit the marker: torch's own message would advise unsafe loading.
         raise ValueError(f"{path} is not a model file we wrote: its {marker['algo']} weights "
                          f"or settings do not load; {EXPECTED}") from None
+
+
+def model_board(path: str | os.PathLike) -> game.Rules:
+    """The board a model file was trained on (3x3 for files from before boards had sizes)."""
+    path = existing_file(path, "model file")
+    return _board(_read_archive(path)[0], path)
+
+
+def _board(marker: dict[str, Any], path: Path) -> game.Rules:
+    size = marker.get("board", [3, 3, 3])
+    try:
+        return game.rules(*size) if isinstance(size, list) and len(size) == 3 else game.rules(0)
+    except (ValueError, TypeError):
+        raise ValueError(f"{path} names an impossible board {size!r} in {MARKER}: "
+                         f"{EXPECTED}") from None
 
 
 def _read_archive(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -160,7 +183,7 @@ def _is_count(value: Any) -> bool:
 
 def _custom_objects(marker: dict[str, Any], data: dict[str, Any], path: Path) -> dict[str, Any]:
     """A pickle-free replacement for every entry of ``data`` that SB3 would unpickle."""
-    known = _rebuilt_objects(marker, data)
+    known = _rebuilt_objects(marker, data, _board(marker, path).n_cells)
     custom = {}
     for key, item in data.items():
         if isinstance(item, dict) and ":serialized:" in item:
@@ -172,14 +195,15 @@ def _custom_objects(marker: dict[str, Any], data: dict[str, Any], path: Path) ->
     return custom
 
 
-def _rebuilt_objects(marker: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+def _rebuilt_objects(marker: dict[str, Any], data: dict[str, Any],
+                     n_cells: int) -> dict[str, Any]:
     """Our own values for the entries SB3 pickles; None buffers and classes mean the defaults,
     and empty observation state makes the next ``learn`` reset the env."""
     algo, window = marker["algo"], data.get("_stats_window_size", 100)
     objects: dict[str, Any] = {
         "policy_class": ALGO_CLASSES[algo].policy_aliases["MlpPolicy"],
-        "observation_space": observation_space(algo),
-        "action_space": spaces.Discrete(game.N_CELLS),
+        "observation_space": observation_space(algo, n_cells),
+        "action_space": spaces.Discrete(n_cells),
         "_last_obs": None, "_last_episode_starts": None, "_last_original_obs": None,
         "ep_info_buffer": deque(maxlen=window), "ep_success_buffer": deque(maxlen=window),
         "rollout_buffer_class": None, "replay_buffer_class": None,

@@ -45,7 +45,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvS
 from gym_tictactoe.opponents import Opponent
 from gym_tictactoe.seeding import check_seed
 from gym_tictactoe.vector import TicTacToeVectorEnv
-from gym_tictactoe.wrappers import ONE_HOT_SPACE, one_hot
+from gym_tictactoe.wrappers import one_hot, one_hot_space
 
 __all__ = ["TicTacToeSB3VecEnv"]
 
@@ -65,6 +65,7 @@ class TicTacToeSB3VecEnv(VecEnv):
         one_hot: observe ``Box(0, 1, (27,), float32)`` planes (empty, own, opponent's, as
             ``OneHotObservation``) instead of the ``MultiDiscrete([3] * 9)`` board.
         seed: seeds the first reset.
+        rows, cols, win_length: the board, as in ``TicTacToeEnv`` (3, 3, 3 by default).
 
     An illegal move loses the game (reward -1), so plain PPO and DQN can learn legality.
     ``get_attr``, ``set_attr`` and ``env_method`` reach the one vector env shared by all boards:
@@ -74,12 +75,15 @@ class TicTacToeSB3VecEnv(VecEnv):
 
     def __init__(self, num_envs: int = 8, opponent: Opponent | str = "random",
                  agent_mark: str = "random", one_hot: bool = False,
-                 seed: int | None = None) -> None:
-        self.venv = TicTacToeVectorEnv(num_envs, opponent=opponent, agent_mark=agent_mark)
+                 seed: int | None = None, *, rows: int = 3, cols: int = 3,
+                 win_length: int = 3) -> None:
+        self.venv = TicTacToeVectorEnv(num_envs, opponent=opponent, agent_mark=agent_mark,
+                                       rows=rows, cols=cols, win_length=win_length)
+        self.rules = self.venv.rules
         self.one_hot = bool(one_hot)
         space: spaces.Space = self.venv.single_observation_space
         if self.one_hot:
-            space = ONE_HOT_SPACE
+            space = one_hot_space(self.rules.n_cells)
         super().__init__(self.venv.num_envs, space, self.venv.single_action_space)
         self._actions = np.zeros(self.num_envs, dtype=np.int64)
         self._returns = np.zeros(self.num_envs, dtype=np.float64)
@@ -118,7 +122,7 @@ class TicTacToeSB3VecEnv(VecEnv):
         return self._encode(obs), rewards, dones, infos
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
-        """The legal cells of every board, bool ``(num_envs, 9)``."""
+        """The legal cells of every board, bool ``(num_envs, cells)``."""
         return self.venv.action_masks()
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:

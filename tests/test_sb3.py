@@ -366,3 +366,23 @@ def test_an_oversized_member_is_refused_before_it_is_read(trained, tmp_path):
         archive.writestr("huge.bin", bytes(sb3_files.MAX_MEMBER_BYTES + 1))
     with pytest.raises(ValueError, match=r"members \['huge.bin'\] are larger"):
         sb3_files.load_model(path)
+
+
+@pytest.mark.parametrize("algo", ["maskable-ppo", "dqn"])
+def test_other_boards_train_save_load_and_evaluate_on_their_own_board(tmp_path, algo):
+    rules = game.rules(3, 4, 3)
+    env = sb3.make_training_env(algo, n_envs=8, opponent="random", seed=0, rules=rules)
+    assert env.action_space.n == 12 and env.action_masks().shape == (8, 12)
+    model = sb3.build_model(algo, env, seed=0)
+    model.learn(256)
+    path = sb3_files.save_model(model, tmp_path / "model.zip", rules)
+    assert sb3_files.model_board(path) is rules
+    with pytest.raises(ValueError, match="trained on the 3x4x3 board, not on 3x3x3"):
+        sb3_files.load_model(path, rules=game.TICTACTOE)
+    with pytest.raises(ValueError, match="pass its board as rules="):
+        sb3_files.save_model(model, tmp_path / "other.zip")
+    policy = sb3.ModelPolicy(sb3_files.load_model(path, rules=rules), rules=rules)
+    rate = evaluation.optimal_move_rate(policy)  # the policy's own board, 79,563 positions
+    assert rate.positions == 79_563 and 0.0 < rate.rate < 1.0
+    with pytest.raises(ValueError, match="only 9 cells means 3x3x3"):
+        sb3.ModelPolicy(model)
