@@ -23,10 +23,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from gym_tictactoe.arguments import opponent_spec, positive_int, seed_arg
+from gym_tictactoe import game
+from gym_tictactoe.arguments import board_arg, opponent_spec, positive_int, seed_arg
 from gym_tictactoe.evaluation import RESULT_SCORES
 from gym_tictactoe.extras import MissingExtra, require
 from gym_tictactoe.files import atomic_path
+from gym_tictactoe.opponents import parse_opponent
 from gym_tictactoe.report import evaluating_message, format_summary, summarize
 
 ALGOS = ("q", "maskable-ppo", "ppo", "dqn")
@@ -45,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--opponent", type=opponent_spec, default=None,
                         help="opponent spec, e.g. 'minimax' or 'random+heuristic+minimax*2' "
                              "(default: the algorithm's curriculum)")
+    parser.add_argument("--board", type=board_arg, default=game.TICTACTOE, metavar="RxCxK",
+                        help="rows x cols x win length of a board of at most 16 cells, e.g. "
+                        "4x4x3 (default: 3x3x3)")
     parser.add_argument("--seat", choices=("X", "O", "random"), default="random",
                         help="the agent's mark (default: random, drawn each episode)")
     parser.add_argument("--seed", type=seed_arg, default=0,
@@ -74,7 +79,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                          "--episodes, the SB3 algorithms --timesteps on --n-envs boards")
     args.episodes, args.timesteps = args.episodes or EPISODES, args.timesteps or TIMESTEPS
     args.eval_every = args.eval_every or EVAL_EVERY["q" if q else "sb3"]
-    args.name = args.name or f"{args.algo}-seed{args.seed}"
+    board = "" if args.board is game.TICTACTOE else f"-{args.board.name}"
+    args.name = args.name or f"{args.algo}{board}-seed{args.seed}"
+    try:
+        args.board.check_solvable("train.py (it evaluates exactly)")
+        parse_opponent(args.opponent or "random", args.board)
+    except ValueError as error:
+        parser.error(str(error))
     try:
         args.run_dir = _run_dir(args.out, args.name)
     except ValueError as error:
@@ -153,9 +164,11 @@ def train_q(args: argparse.Namespace) -> Trained:
     from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
     from gym_tictactoe.evaluation import evaluate
 
-    opponent = args.opponent or TRAINING_OPPONENT
-    env = gym.make("TicTacToe-v0", opponent=opponent, agent_mark=args.seat)
-    agent, curve, start = QLearningAgent(seed=args.seed), [], time.perf_counter()
+    opponent, board = args.opponent or TRAINING_OPPONENT, board_kwargs(args.board)
+    env = gym.make("TicTacToe-v0", opponent=opponent, agent_mark=args.seat, **board)
+    # TODO(qboards): QLearningConfig takes the board; until then Q-learning is 3x3 only.
+    agent_board = {} if args.board is game.TICTACTOE else board
+    agent, curve, start = QLearningAgent(seed=args.seed, **agent_board), [], time.perf_counter()
 
     def on_eval(agent: QLearningAgent, episodes: int) -> bool:
         curve.append(_curve_entry(evaluate(agent), episodes=episodes,
@@ -179,12 +192,17 @@ def train_sb3(args: argparse.Namespace) -> Trained:
     model, callback = sb3.train(
         args.algo, args.timesteps, opponent=opponent, agent_mark=args.seat, seed=args.seed,
         n_envs=n_envs, eval_every=args.eval_every, progress_bar=not args.no_progress,
+        rules=args.board,
     )
-    save_model(model, args.run_dir / "model.zip")
+    save_model(model, args.run_dir / "model.zip", args.board)
     settings = {"timesteps": args.timesteps, "n_envs": n_envs,
                 "hyperparameters": sb3.HYPERPARAMETERS[args.algo]}
-    return Trained(sb3.ModelPolicy(model, args.algo), callback.history, "model.zip", opponent,
-                   settings)
+    return Trained(sb3.ModelPolicy(model, args.algo, args.board), callback.history, "model.zip",
+                   opponent, settings)
+
+
+def board_kwargs(rules: game.Rules) -> dict[str, int]:
+    return {"rows": rules.rows, "cols": rules.cols, "win_length": rules.win_length}
 
 
 def _curve_entry(report: Any, **clock: float) -> dict[str, Any]:
@@ -242,7 +260,7 @@ def run(args: argparse.Namespace) -> None:
     start = time.perf_counter()
     trained = (train_q if args.algo == "q" else train_sb3)(args)
     train_seconds = time.perf_counter() - start
-    print(evaluating_message(args.games), flush=True)
+    print(evaluating_message(args.games, args.board), flush=True)
     summary = summarize(trained.policy, games=args.games, seed=args.seed)
     clock = "episodes" if args.algo == "q" else "timesteps"
     first_perfect = next((entry[clock] for entry in trained.curve if entry["perfect"]), None)
@@ -275,7 +293,8 @@ def plot_if_possible(args: argparse.Namespace, curve: list[dict[str, Any]], cloc
 def run_config(args: argparse.Namespace, trained: Trained) -> dict[str, Any]:
     """The settings that applied to this run: the opponent actually trained against, the budget
     and evaluation period of this kind of algorithm, never the other kind's."""
-    return {"algo": args.algo, "opponent": trained.opponent, "seat": args.seat,
+    return {"algo": args.algo, "board": args.board.name, "opponent": trained.opponent,
+            "seat": args.seat,
             "seed": args.seed, **trained.settings, "eval_every": args.eval_every,
             "games": args.games, "run_dir": str(args.run_dir)}
 

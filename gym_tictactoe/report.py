@@ -44,6 +44,9 @@ def format_summary(summary: dict[str, Any]) -> str:
         suffix = f"  (losing line, cells from 0 from the empty board: {' '.join(map(str, line))})" \
             if line else ""
         lines.append(f"best response, policy as {seat}: {response['result']}{suffix}")
+    best = summary.get("perfect_results", {"X": "draw", "O": "draw"})
+    if set(best.values()) != {"draw"}:  # a board the first player wins (or loses) perfectly
+        lines.append(f"perfect play gets: {best['X']} as X, {best['O']} as O")
     lines.append(f"optimal-move rate: {summary['optimal_move_rate']:.2%} of "
                  f"{summary['positions']:,} positions ({summary['blunders']} blunders)")
     lines.append(f"perfect play: {'yes' if summary['perfect'] else 'no'}")

@@ -186,3 +186,14 @@ def test_without_torch_an_sb3_algorithm_names_the_extra(tmp_path):
     assert len(lines) == 1 and lines[0].startswith(
         'train.py: error: --algo ppo needs torch, which is not installed: pip install ".[sb3]"')
     assert not (tmp_path / "runs").exists()
+
+
+def test_train_on_another_board_names_it_and_refuses_unsolvable_ones(tmp_path):
+    from train import parse_args
+
+    args = parse_args(["--algo", "dqn", "--board", "3x4x3", "--out", str(tmp_path)])
+    assert args.board.name == "3x4x3" and args.name == "dqn-3x4x3-seed0"
+    with pytest.raises(SystemExit):
+        parse_args(["--board", "5x5x4", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit):
+        parse_args(["--board", "4x4x5", "--out", str(tmp_path)])
