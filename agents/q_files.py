@@ -1,8 +1,9 @@
 """Q-learning agent files: an ``.npz`` of plain arrays, written atomically, read without pickle.
 
 The arrays are ``format`` (``FORMAT``), ``config`` and ``rng`` (JSON strings), ``q``, ``visits``
-and ``episodes``. :func:`read` checks every one and says what is wrong with a file that is not
-such a file.
+and ``episodes``; the config holds the board (``rows``, ``cols``, ``win_length``; files without
+them are 3x3x3), which fixes the tables' shape. :func:`read` checks every one and says what is
+wrong with a file that is not such a file.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from gym_tictactoe import game
 from gym_tictactoe.files import atomic_path
 
 FORMAT = "gym_tictactoe.q_learning/1"
-TABLE_SHAPE = (game.N_CODES, game.N_CELLS)
+TABLE_SHAPE = (game.N_CODES, game.N_CELLS)  # 3x3's; other boards' come from the caller
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first entry, or an empty zip
 
 
@@ -52,15 +53,21 @@ def write(path: str | os.PathLike, contents: Contents) -> Path:
     return path
 
 
-def read(path: str | os.PathLike, make_config: Callable[..., Any]) -> Contents:
+def read(path: str | os.PathLike, make_config: Callable[..., Any],
+         table_shape: Callable[[Any], tuple[int, ...]] | None = None) -> Contents:
     """The checked contents of a file ``write`` wrote; ``make_config(**fields)`` builds the
-    config. Raises FileNotFoundError for a missing file and ValueError, saying what is wrong,
-    for anything else; nothing in the file is ever unpickled."""
+    config, ``table_shape(config)`` gives the shape its tables must have (default: 3x3's) and
+    may raise a ValueError of its own (a board other than the one asked for). Raises
+    FileNotFoundError for a missing file and ValueError, saying what is wrong, for anything
+    else; nothing in the file is ever unpickled."""
     path = Path(path)
     arrays = _read_npz(path)
+    config = _config(arrays, path, make_config)
+    shape = TABLE_SHAPE if table_shape is None else tuple(table_shape(config))
     return Contents(
-        _config(arrays, path, make_config), _table(arrays, "q", "f", path),
-        _table(arrays, "visits", "iu", path), _count(arrays, path), _rng_state(arrays, path),
+        config, _table(arrays, "q", "f", path, shape),
+        _table(arrays, "visits", "iu", path, shape), _count(arrays, path),
+        _rng_state(arrays, path),
     )
 
 
@@ -108,12 +115,13 @@ def _config(arrays: dict[str, npt.NDArray], path: Path, make_config: Callable[..
         raise _bad_file(path, f"bad hyper-parameters ({error})") from None
 
 
-def _table(arrays: dict[str, npt.NDArray], key: str, kinds: str, path: Path) -> npt.NDArray:
+def _table(arrays: dict[str, npt.NDArray], key: str, kinds: str, path: Path,
+           shape: tuple[int, ...]) -> npt.NDArray:
     table = arrays.get(key)
     kind = "floats" if kinds == "f" else "integers"
-    if table is None or table.shape != TABLE_SHAPE or table.dtype.kind not in kinds:
+    if table is None or table.shape != shape or table.dtype.kind not in kinds:
         found = "missing" if table is None else f"{table.dtype} {table.shape}"
-        raise _bad_file(path, f"{key!r} must be {kind} of shape {TABLE_SHAPE}, found {found}")
+        raise _bad_file(path, f"{key!r} must be {kind} of shape {shape}, found {found}")
     if (~np.isfinite(table) if kinds == "f" else table < 0).any():
         raise _bad_file(path, f"{key!r} holds {'non-finite' if kinds == 'f' else 'negative'} "
                               "values")
