@@ -166,9 +166,7 @@ def train_q(args: argparse.Namespace) -> Trained:
 
     opponent, board = args.opponent or TRAINING_OPPONENT, board_kwargs(args.board)
     env = gym.make("TicTacToe-v0", opponent=opponent, agent_mark=args.seat, **board)
-    # TODO(qboards): QLearningConfig takes the board; until then Q-learning is 3x3 only.
-    agent_board = {} if args.board is game.TICTACTOE else board
-    agent, curve, start = QLearningAgent(seed=args.seed, **agent_board), [], time.perf_counter()
+    agent, curve, start = QLearningAgent(seed=args.seed, **board), [], time.perf_counter()
 
     def on_eval(agent: QLearningAgent, episodes: int) -> bool:
         curve.append(_curve_entry(evaluate(agent), episodes=episodes,

@@ -1,9 +1,11 @@
 """Q-learning agent files: an ``.npz`` of plain arrays, written atomically, read without pickle.
 
 The arrays are ``format`` (``FORMAT``), ``config`` and ``rng`` (JSON strings), ``q`` (float64),
-``visits`` and ``episodes`` (int64). :func:`read` never trusts a file: it refuses unknown or
-missing entries, checks each entry's size in the zip and its .npy header (dtype, shape) before
-reading any data, then the values, and says what is wrong with a file that is not such a file.
+``visits`` and ``episodes`` (int64); the config holds the board (``rows``, ``cols``,
+``win_length``; files without them are 3x3x3), which fixes the tables' shape. :func:`read` never
+trusts a file: it refuses unknown or missing entries, checks each entry's size in the zip and
+its .npy header (dtype, shape) before reading any data, then the values, and says what is wrong
+with a file that is not such a file.
 """
 
 from __future__ import annotations
@@ -54,16 +56,17 @@ def write(path: str | os.PathLike, contents: Contents) -> Path:
     return path
 
 
-def read(path: str | os.PathLike, make_config: Callable[..., Any]) -> Contents:
+def read(path: str | os.PathLike, make_config: Callable[..., Any],
+         table_shape: Callable[[Any], tuple[int, ...]] | None = None) -> Contents:
     """The checked contents of a file ``write`` wrote; ``make_config(**fields)`` builds the
-    config. Raises FileNotFoundError for a missing file and ValueError, saying what is wrong,
-    for anything else; nothing in the file is ever unpickled."""
+    config, ``table_shape(config)`` gives the shape its tables must have (default: 3x3's) and
+    may raise a ValueError of its own (a board other than the one asked for). Raises
+    FileNotFoundError for a missing file and ValueError, saying what is wrong, for anything
+    else; nothing in the file is ever unpickled."""
     path = Path(path)
-    arrays = _read_npz(path)
-    return Contents(
-        _config(arrays, path, make_config), _table(arrays, "q", path),
-        _table(arrays, "visits", path), _count(arrays, path), _rng_state(arrays, path),
-    )
+    config, arrays = _read_npz(path, make_config, table_shape)
+    return Contents(config, _table(arrays, "q", path), _table(arrays, "visits", path),
+                    _count(arrays, path), _rng_state(arrays, path))
 
 
 class _BadFile(ValueError):
@@ -86,27 +89,42 @@ class _Entry(NamedTuple):
 
 
 _HEADER_BYTES = 4096  # an .npy header is a few hundred bytes; far more is not ours
-_TABLE_BYTES = TABLE_SHAPE[0] * TABLE_SHAPE[1] * 8 + _HEADER_BYTES
 _TEXT_BYTES = 64 * 1024  # JSON of a few hundred characters, stored as 4-byte code points
 ENTRIES = {
     "format": _Entry("U", None, (), _TEXT_BYTES), "config": _Entry("U", None, (), _TEXT_BYTES),
-    "rng": _Entry("U", None, (), _TEXT_BYTES), "q": _Entry("f", 8, TABLE_SHAPE, _TABLE_BYTES),
-    "visits": _Entry("i", 8, TABLE_SHAPE, _TABLE_BYTES), "episodes": _Entry("i", 8, (), 256),
+    "rng": _Entry("U", None, (), _TEXT_BYTES), "episodes": _Entry("i", 8, (), 256),
 }
+TABLES = {"q": "f", "visits": "i"}  # float64 and int64 of the board's table shape
 _KIND_NAMES = {"U": "a string", "f": "float64", "i": "int64"}
 
 
-def _read_npz(path: Path) -> dict[str, npt.NDArray]:
-    """The expected arrays of an .npz, each checked from its zip entry and .npy header before
-    any data is read, never unpickled; clear errors for anything else."""
+def _table_entry(key: str, shape: tuple[int, ...]) -> _Entry:
+    return _Entry(TABLES[key], 8, shape, int(np.prod(shape)) * 8 + _HEADER_BYTES)
+
+
+def _read_npz(path: Path, make_config: Callable[..., Any],
+              table_shape: Callable[[Any], tuple[int, ...]] | None) -> tuple[Any, dict]:
+    """The config and the expected arrays of an .npz, each checked from its zip entry and .npy
+    header before any data is read (the tables against the shape the config's board needs),
+    never unpickled; clear errors for anything else."""
     existing_file(path, "Q-learning agent file")
     with open(path, "rb") as file:
         if file.read(4) not in ZIP_MAGIC:  # else np.load would try it as .npy or pickle
             raise _bad_file(path, "it is not a zip archive")
+    arrays = _unzip(path, dict(ENTRIES), check=True)
+    config = _config(arrays, path, make_config)
+    # Outside _unzip: a board other than the one asked for is table_shape's own ValueError.
+    shape = TABLE_SHAPE if table_shape is None else tuple(table_shape(config))
+    arrays.update(_unzip(path, {key: _table_entry(key, shape) for key in TABLES}))
+    return config, arrays
+
+
+def _unzip(path: Path, entries: dict[str, _Entry], check: bool = False) -> dict:
     try:
         with zipfile.ZipFile(path) as archive:
-            _check_members(archive, path)
-            return {key: _read_entry(archive, key, path) for key in ENTRIES}
+            if check:
+                _check_members(archive, path)
+            return {key: _read_entry(archive, key, path, entry) for key, entry in entries.items()}
     except _BadFile:
         raise
     except (OSError, EOFError, zipfile.BadZipFile, zlib.error, ValueError, RuntimeError,
@@ -117,7 +135,7 @@ def _read_npz(path: Path) -> dict[str, npt.NDArray]:
 
 def _check_members(archive: zipfile.ZipFile, path: Path) -> None:
     names = archive.namelist()
-    expected = {f"{key}.npy" for key in ENTRIES}
+    expected = {f"{key}.npy" for key in (*ENTRIES, *TABLES)}
     unknown = sorted(set(names) - expected)
     if unknown or len(names) != len(set(names)):
         raise _bad_file(path, f"unexpected entries {unknown or 'repeated'}; a Q-learning file "
@@ -127,9 +145,9 @@ def _check_members(archive: zipfile.ZipFile, path: Path) -> None:
         raise _bad_file(path, f"missing entries {missing}")
 
 
-def _read_entry(archive: zipfile.ZipFile, key: str, path: Path) -> npt.NDArray:
-    """One array, after its size in the zip and its .npy header match ``ENTRIES[key]``."""
-    entry, info = ENTRIES[key], archive.getinfo(f"{key}.npy")
+def _read_entry(archive: zipfile.ZipFile, key: str, path: Path, entry: _Entry) -> npt.NDArray:
+    """One array, after its size in the zip and its .npy header match ``entry``."""
+    info = archive.getinfo(f"{key}.npy")
     if info.file_size > entry.max_bytes:
         raise _bad_file(path, f"entry {key!r} holds {info.file_size:,} bytes, more than the "
                               f"{entry.max_bytes:,} it can need")

@@ -1,13 +1,18 @@
-"""Tabular Q-learning for TicTacToe-v0, sharing values across the 8 board symmetries.
+"""Tabular Q-learning for TicTacToe-v0 on any board of at most 16 cells, sharing values across
+the board's symmetries.
 
 The agent learns Q(observation, cell), the observation being the env's board from the agent's
 point of view (1 own mark, 2 the opponent's) indexed by its base-3 code. The opponent moves
 inside ``env.step``, so a transition runs from one agent decision to the next and the target is
 ``r + gamma * max over legal a' of Q(s', a')``, or just ``r`` at the end of the game.
 
-With ``symmetric=True`` (the default) a position and its rotations and reflections share the
-row of their canonical code; a cell maps onto the canonical board and, when that board is itself
-symmetric, onto the lowest of its equivalent cells. The agent then learns 627 positions, not 4,520.
+The board (``rows``, ``cols``, ``win_length``; 3x3x3 by default) is part of the agent's
+configuration: ``agent.rules`` is its board, its files record it, and ``evaluation.evaluate``
+measures the agent on it. With ``symmetric=True`` (the default) a position and its images under
+the board's symmetries (8 on a square, 4 on a rectangle) share the row of their canonical code; a
+cell maps onto the canonical board and, when that board is itself symmetric, onto the lowest of
+its equivalent cells. On 3x3 the agent then learns 627 positions, not 4,520. Where the values
+live on each board, and what that costs: :mod:`agents.q_tables`.
 
 Q-learning against a stochastic opponent learns expected values against *that* opponent, not
 minimax values. Against ``TRAINING_OPPONENT``, minimax playing a random move 40% of the time,
@@ -25,53 +30,23 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
-from functools import cache
+from functools import partial
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
-from agents import q_files
+from agents import q_files, q_tables
 from agents.q_files import FORMAT as FORMAT  # still importable from here
-from agents.q_files import TABLE_SHAPE
+from agents.q_files import TABLE_SHAPE as TABLE_SHAPE  # 3x3's
+from agents.q_tables import symmetry_tables as symmetry_tables
 from gym_tictactoe import game
 from gym_tictactoe.extras import require
 from gym_tictactoe.seeding import check_seed
 
-TRAINING_OPPONENT = "epsilon:epsilon=0.4"  # see the module docstring
+TRAINING_OPPONENT = "epsilon:epsilon=0.4"  # see the module docstring; minimax on any solved board
 Callback = Callable[["QLearningAgent", int], "bool | None"]
-
-
-@cache
-def symmetry_tables(symmetric: bool = True) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.intp]]:
-    """Per code: the table row holding its values and, per cell, the column of that row.
-
-    Without sharing every code is its own row and every cell its own column.
-    """
-    if not symmetric:
-        rows = np.arange(game.N_CODES, dtype=np.int64)
-        columns = np.tile(np.arange(game.N_CELLS, dtype=np.intp), (game.N_CODES, 1))
-    else:
-        images = game.CELLS[:, game.SYMMETRIES].astype(np.int64) @ game.POW3  # (codes, 8)
-        reaches = (images == game.CANONICAL[:, None])[:, :, None]
-        # Symmetry s takes cell a to INVERSE_SYMMETRIES[s][a] of the canonical board; when
-        # several symmetries reach it (a symmetric board), equivalent cells share the lowest.
-        candidates = np.where(reaches, game.INVERSE_SYMMETRIES[None], game.N_CELLS)
-        rows, columns = game.CANONICAL.astype(np.int64), candidates.min(axis=1).astype(np.intp)
-    for table in (rows, columns):
-        table.setflags(write=False)
-    return rows, columns
-
-
-@cache
-def _loop_tables(symmetric: bool) -> tuple[dict[bytes, int], list, list, list]:
-    """The training loop's look-ups as plain Python objects, several times faster than NumPy
-    scalar indexing: observation bytes -> code, and per code its row, columns and legal cells."""
-    rows, columns = symmetry_tables(symmetric)
-    codes = {game.CELLS[code].tobytes(): code for code in range(game.N_CODES)}
-    legal = [tuple(np.flatnonzero(mask).tolist()) for mask in game.LEGAL_MASK]
-    return codes, rows.tolist(), [tuple(row) for row in columns.tolist()], legal
 
 
 @dataclass(frozen=True)
@@ -88,8 +63,10 @@ class QLearningConfig:
             from start to end over that many episodes, then stays at end. Q-learning learns the
             greedy policy's values whatever the behaviour, and exploration is what brings the
             agent to the positions that follow its own mistakes, so it stays high.
-        symmetric: share one table row among the 8 symmetric images of a position.
+        symmetric: share one table row among the symmetric images of a position (False needs
+            a board of at most 12 cells).
         seed: seed of the agent's generator (exploration, tie-breaks, the env's seed).
+        rows, cols, win_length: the board; tabular Q-learning needs one of at most 16 cells.
     """
 
     alpha: float = 0.05
@@ -99,6 +76,9 @@ class QLearningConfig:
     epsilon_decay_episodes: int = 20_000
     symmetric: bool = True
     seed: int | None = None
+    rows: int = 3
+    cols: int = 3
+    win_length: int = 3
 
     def __post_init__(self) -> None:
         _check_fraction("alpha", self.alpha, low_open=True)
@@ -110,6 +90,26 @@ class QLearningConfig:
         if not isinstance(self.symmetric, bool):
             raise ValueError(f"symmetric must be True or False; got {self.symmetric!r}")
         check_seed(self.seed)
+        _check_board(self)
+
+
+def _check_board(config: QLearningConfig) -> None:
+    """The board sizes as plain ints (they go to JSON), or a ValueError saying what fits."""
+    rows, cols, win_length = game.check_board_size(config.rows, config.cols, config.win_length)
+    for name, value in (("rows", rows), ("cols", cols), ("win_length", win_length)):
+        object.__setattr__(config, name, value)
+    name, cells = f"{rows}x{cols}x{win_length}", rows * cols
+    if cells > q_tables.MAX_CELLS:
+        raise ValueError(
+            f"tabular Q-learning needs a solvable board of at most {q_tables.MAX_CELLS} cells: its "
+            f"table has a row for every position up to symmetry, and only boards that small have "
+            f"their positions enumerated (4x4: 9 million); the {name} board has {cells} cells. "
+            "Train an SB3 agent there")
+    if not config.symmetric and cells > game.TABLE_CELLS:
+        raise ValueError(
+            f"symmetric=False needs a board of at most {game.TABLE_CELLS} cells: one row per "
+            f"position would take several times the memory on the {name} board ({cells} cells); "
+            "keep symmetric=True")
 
 
 def _is_int(value: object) -> bool:
@@ -152,7 +152,8 @@ class QLearningAgent:
     """Tabular Q-learning agent; a Policy: ``agent(obs, mask) -> cell`` plays greedily.
 
     ``QLearningAgent(seed=0, gamma=0.9)`` takes ``QLearningConfig`` fields as keywords (or a
-    whole ``config``). All its randomness comes from one NumPy Generator seeded by ``seed``.
+    whole ``config``); ``QLearningAgent(rows=4, cols=4, win_length=3)`` plays 4x4x3 (``rules``).
+    All its randomness comes from one NumPy Generator seeded by ``seed``.
     """
 
     def __init__(self, config: QLearningConfig | None = None, **overrides) -> None:
@@ -161,36 +162,51 @@ class QLearningAgent:
         if unknown:
             raise ValueError(f"unknown hyper-parameters {unknown}; allowed: {names}")
         self.config = QLearningConfig(**{**asdict(config or QLearningConfig()), **overrides})
-        self.q = np.zeros(TABLE_SHAPE, dtype=np.float64)
-        self.visits = np.zeros(TABLE_SHAPE, dtype=np.int64)  # updates of each (row, column)
+        c = self.config
+        self.rules = game.rules(c.rows, c.cols, c.win_length)
+        self.index = q_tables.index(self.rules, c.symmetric)  # built once per process and board
+        self.q = np.zeros(self.index.shape, dtype=np.float64)
+        self.visits = np.zeros(self.index.shape, dtype=np.int64)  # updates of each (row, column)
         self.episodes = 0  # trained so far, over all train() calls: the schedule's clock
-        self.rng = np.random.default_rng(self.config.seed)
-        self._rows, self._columns = symmetry_tables(self.config.symmetric)
+        self.rng = np.random.default_rng(c.seed)
+        self._locate = q_tables.locator(self.index)
 
     def act(self, obs: npt.ArrayLike, mask: npt.ArrayLike) -> int:
         """The greedy legal cell for one observation; ties go to the lowest cell."""
-        legal = np.asarray(mask).astype(bool)
-        if legal.shape != (game.N_CELLS,) or not legal.any():
-            raise ValueError(f"mask must be 9 cells with at least one legal (1); got {mask!r}")
+        legal, n = np.asarray(mask).astype(bool), self.rules.n_cells
+        if legal.shape != (n,) or not legal.any():
+            raise ValueError(f"mask must be {n} cells with at least one legal (1); got {mask!r}")
         return int(np.argmax(np.where(legal, self.q_values(obs), -np.inf)))
 
     __call__ = act
 
     def act_batch(self, obs: npt.ArrayLike, masks: npt.ArrayLike) -> npt.NDArray[np.intp]:
-        """``act`` for N observations (N, 9) and masks (N, 9) at once."""
-        obs, legal = np.asarray(obs), np.asarray(masks).astype(bool)
-        if obs.ndim != 2 or obs.shape[1] != game.N_CELLS or legal.shape != obs.shape:
-            raise ValueError(f"obs and masks must both be (N, 9); got {obs.shape}, {legal.shape}")
-        if not np.isin(obs, (0, 1, 2)).all() or not legal.any(axis=1).all():
-            raise ValueError("obs cells must be 0, 1 or 2, and every mask needs a legal cell")
-        codes = obs.astype(np.int64) @ game.POW3
-        values = self.q[self._rows[codes][:, None], self._columns[codes]]
-        return np.argmax(np.where(legal, values, -np.inf), axis=1)
+        """``act`` for N observations (N, cells) and masks (N, cells) at once, in chunks that
+        bound the temporaries (exact evaluation asks about 9 million positions on 4x4)."""
+        obs, masks, n = np.asarray(obs), np.asarray(masks), self.rules.n_cells
+        if obs.ndim != 2 or obs.shape[1] != n or masks.shape != obs.shape:
+            raise ValueError(f"obs and masks must both be (N, {n}); got {obs.shape}, "
+                             f"{masks.shape}")
+        moves = np.empty(len(obs), dtype=np.intp)
+        for start in range(0, len(obs), q_tables.CHUNK):
+            part = slice(start, start + q_tables.CHUNK)
+            cells, legal = obs[part], masks[part].astype(bool)
+            if not np.isin(cells, (0, 1, 2)).all() or not legal.any(axis=1).all():
+                raise ValueError("obs cells must be 0, 1 or 2, and every mask needs a legal cell")
+            values = self._values_of(cells.astype(np.int64) @ self.rules.pow3)
+            moves[part] = np.argmax(np.where(legal, values, -np.inf), axis=1)
+        return moves
 
     def q_values(self, obs: npt.ArrayLike) -> npt.NDArray[np.float64]:
-        """The 9 action values of an observation (a copy), in its own cell order."""
-        code = game.encode(obs)
-        return self.q[self._rows[code], self._columns[code]]
+        """The action values of an observation (a copy), in its own cell order; zeros for a
+        board that is no position with a move to make (nothing was learned there)."""
+        return self._values_of(np.array([self.rules.encode(obs)], dtype=np.int64))[0]
+
+    def _values_of(self, codes: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        rows, columns, known = self.index.locate(codes)
+        values = self.q[rows[:, None], columns]
+        values[~known] = 0.0
+        return values
 
     def epsilon(self) -> float:
         """The exploration rate of the next training episode."""
@@ -208,6 +224,7 @@ class QLearningAgent:
         evaluation, a checkpoint); when it returns True training stops there.
         """
         _check_counts(episodes=episodes, eval_every=eval_every)
+        self._check_env(env)
         stats, start = TrainingStats(), time.perf_counter()
         bar = _progress_bar(episodes) if progress else None
         obs, _ = env.reset(seed=int(self.rng.integers(2**31)) if seed is None else seed)
@@ -238,25 +255,38 @@ class QLearningAgent:
         return q_files.write(path, contents)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> QLearningAgent:
-        """An agent written by ``save``: same values, hyper-parameters and generator state.
+    def load(cls, path: str | os.PathLike, *, rows: int | None = None, cols: int | None = None,
+             win_length: int | None = None) -> QLearningAgent:
+        """An agent written by ``save``: same board, values, hyper-parameters and generator
+        state. Files without a board (written before boards existed) are 3x3x3.
 
-        Raises FileNotFoundError for a missing file and ValueError, saying what is wrong, for
-        anything that is not such a file; nothing in the file is ever unpickled.
+        Given ``rows``, ``cols`` or ``win_length`` (3 for those left out), the file must hold an
+        agent of that board: else a ValueError ("trained on 3x3x3, not 4x4x3"). Raises
+        FileNotFoundError for a missing file and ValueError, saying what is wrong, for anything
+        that is not such a file; nothing in the file is ever unpickled.
         """
-        contents = q_files.read(path, QLearningConfig)
+        sizes = (rows, cols, win_length)
+        wanted = None if sizes == (None, None, None) else game.rules(
+            *(3 if size is None else size for size in sizes))
+        contents = q_files.read(path, QLearningConfig, partial(_table_shape, path, wanted))
         agent = cls(contents.config)
         agent.q[...], agent.visits[...] = contents.q, contents.visits
         agent.episodes = contents.episodes
         agent.rng.bit_generator.state = contents.rng_state
         return agent
 
+    def _check_env(self, env: gym.Env) -> None:
+        board = getattr(env.unwrapped, "rules", None)
+        if isinstance(board, game.Rules) and board.size != self.rules.size:
+            r = self.rules
+            raise ValueError(f"the agent plays {r.name}, the env {board.name}: make the env "
+                             f"with rows={r.rows}, cols={r.cols}, win_length={r.win_length}")
+
     def _episode(self, env: gym.Env, obs: npt.ArrayLike, epsilon: float) -> tuple[float, int]:
         """Play one episode from ``obs``, updating as it goes; the final reward and the moves."""
-        codes, rows, columns, legal_cells = _loop_tables(self.config.symmetric)
+        locate = self._locate  # observation -> row, its cells' columns, legal cells
         q, visits, alpha, gamma = self.q, self.visits, self.config.alpha, self.config.gamma
-        code = _code(codes, obs)
-        row, cols, legal = rows[code], columns[code], legal_cells[code]
+        row, cols, legal = locate(obs)
         values, steps = q[row].tolist(), 0
         while True:
             counts = visits[row].tolist()
@@ -264,8 +294,7 @@ class QLearningAgent:
             obs, reward, terminated, truncated, _ = env.step(cell)
             steps, column, target = steps + 1, cols[cell], float(reward)
             if not terminated:  # s' values serve this target and the next move alike
-                code = _code(codes, obs)
-                next_row, cols, legal = rows[code], columns[code], legal_cells[code]
+                next_row, cols, legal = locate(obs)
                 next_values = q[next_row].tolist()
                 target += gamma * max(next_values[cols[a]] for a in legal)
             visits[row, column] = n = counts[column] + 1
@@ -285,18 +314,22 @@ class QLearningAgent:
         return choices[int(self.rng.random() * len(choices))]
 
 
+def _table_shape(path: str | os.PathLike, wanted: game.Rules | None,
+                 config: QLearningConfig) -> tuple[int, int]:
+    """The shape of the tables of a file with ``config``; first the board must be the one the
+    caller asked for, if any."""
+    board = game.rules(config.rows, config.cols, config.win_length)
+    if wanted is not None and board is not wanted:
+        raise ValueError(f"{path} holds a Q-learning agent trained on {board.name}, not "
+                         f"{wanted.name} (rows x cols x win length): train one on {wanted.name}, "
+                         "or use this one on its own board")
+    return q_tables.index(board, config.symmetric).shape
+
+
 def _check_counts(**counts: object) -> None:
     for name, value in counts.items():
         if not _is_int(value) or value < 0:
             raise ValueError(f"{name} must be a non-negative integer; got {value!r}")
-
-
-def _code(codes: dict[bytes, int], obs: npt.ArrayLike) -> int:
-    """The code of an observation, through the bytes of its int8 cells."""
-    try:
-        return codes[np.asarray(obs, dtype=np.int8).tobytes()]
-    except (KeyError, ValueError, TypeError, OverflowError):
-        raise ValueError(f"an observation is 9 cells of 0, 1 or 2; got {obs!r}") from None
 
 
 def _progress_bar(total: int):

@@ -159,7 +159,8 @@ def _one_game(human: int, opponent: Opponent, name: str, rng: np.random.Generato
     print(f"\nYou are {game.MARK_NAMES[human]}, playing {name}.")
 
     def show(code: game.Position, mark: int, cell: int) -> None:
-        where = f"{cell} (row {cell // rules.cols}, col {cell % rules.cols})"
+        where = str(cell) if rules is game.TICTACTOE else \
+            f"{cell} (row {cell // rules.cols}, col {cell % rules.cols})"
         print(f"\n{names[mark]} ({game.MARK_NAMES[mark]}) played {where}:\n"
               f"{board_text(code, rules)}")
 
@@ -188,9 +189,9 @@ class HumanPlayer:
     def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
         code = self.rules.encode(board)
         prompt = f"0-{self.rules.n_cells - 1}" if self.rules is game.TICTACTOE else \
-            f"0-{self.rules.n_cells - 1} or 'row col'"
+            f"0-{self.rules.n_cells - 1}, 'row col'"
         while True:
-            text = input(f"Your move ({game.MARK_NAMES[mark]}), {prompt}, q to quit: ")
+            text = input(f"Your move ({game.MARK_NAMES[mark]}), {prompt} or q to quit: ")
             if text.strip().lower() in QUIT_WORDS:
                 raise Quit
             try:
@@ -213,10 +214,12 @@ def parse_cell(text: str, code: game.Position, rules: game.Rules = game.TICTACTO
         cell = numbers[0] * rules.cols + numbers[1]
     elif len(numbers) == 1 and 0 <= numbers[0] < rules.n_cells:
         cell = numbers[0]
+    elif len(numbers) == 1:
+        raise ValueError(f"{numbers[0]} is not a cell: {hint}")
+    elif numbers:
+        raise ValueError(f"{' '.join(map(str, numbers))} is not a cell: {hint}")
     else:
-        shown = text.strip()
-        raise ValueError(f"{shown!r} is not a cell: {hint}" if numbers or not shown else
-                         f"{shown!r} is not a number: {hint}")
+        raise ValueError(f"{text.strip()!r} is not a number: {hint}")
     legal = rules.legal_moves(code)
     if cell not in legal:
         owner = game.MARK_NAMES[int(rules.decode(code)[cell])]
