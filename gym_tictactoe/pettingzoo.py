@@ -2,10 +2,13 @@
 
 Both seats are agents: the environment for self-play and for multi-agent libraries that take
 PettingZoo's AEC API (its tutorials, AgileRL, Tianshou, RLlib). It needs the ``multiagent`` extra
-(``pip install ".[multiagent]"``); the rest of gym-tictactoe never imports PettingZoo.
+(``pip install ".[multiagent]"``); the rest of gym-tictactoe never imports PettingZoo. Importing
+this module also registers ``gym_tictactoe/TicTacToe-v0`` in PettingZoo's registry (1.27+), so
+``pettingzoo.make("aec", "gym_tictactoe/TicTacToe-v0", rows=4, cols=4, win_length=3)`` works.
 
 | Import             | `from gym_tictactoe.pettingzoo import env`         |
 |--------------------|----------------------------------------------------|
+| Creation           | `make("aec", "gym_tictactoe/TicTacToe-v0")`        |
 | Actions            | Discrete                                           |
 | Parallel API       | No                                                 |
 | Manual Control     | No                                                 |
@@ -26,7 +29,8 @@ table look-up per move; bigger ones on a cell array, checking only the lines thr
 A dict: ``observation`` is ``Box(0, 1, (rows, cols, 2), int8)``, two planes of the board seen by
 the observing agent, plane 0 its own marks and plane 1 the other agent's (so one policy can play
 both seats), as in ``tictactoe_v3``; ``action_mask`` is ``Box(0, 1, (rows * cols,), int8)``, 1 on
-the cells the agent may mark: all zeros for the agent not to move and once the game is over.
+the cells the agent may mark: all zeros for the agent not to move and once the game is over
+(``tictactoe_v3`` still shows the empty cells to the agent selected after the end).
 ``env.state()`` gives the absolute board, plane 0 X and plane 1 O.
 
 ### Action Space
@@ -91,7 +95,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from gymnasium import spaces
+from gymnasium import logger, spaces
 from gymnasium.utils import EzPickle
 
 from gym_tictactoe import game, rendering
@@ -100,8 +104,10 @@ from gym_tictactoe.extras import MissingExtra
 from gym_tictactoe.seeding import check_seed
 
 try:
+    import pettingzoo
     from pettingzoo import AECEnv
-    from pettingzoo.utils.wrappers import OrderEnforcingWrapper
+
+    from gym_tictactoe.pettingzoo_order import OrderEnforcing
 except ModuleNotFoundError as error:
     if (error.name or "").partition(".")[0] != "pettingzoo":
         raise
@@ -109,7 +115,7 @@ except ModuleNotFoundError as error:
                        'pip install ".[multiagent]" in a clone of gym-tictactoe',
                        name="pettingzoo") from None
 
-__all__ = ["AGENTS", "env", "raw_env"]
+__all__ = ["AGENTS", "ENV_ID", "env", "raw_env"]
 
 AGENTS = ("player_1", "player_2")  # X, O
 MARK = {"player_1": game.X, "player_2": game.O}
@@ -120,39 +126,13 @@ WINNER_AGENT = {game.X: "player_1", game.O: "player_2"}
 PLANES = np.array([[[0, 0], [1, 0], [0, 1]], [[0, 0], [0, 1], [1, 0]]], dtype=np.int8)
 SIDE = {"player_1": PLANES[0], "player_2": PLANES[1]}
 RENDER_MODES = ("human", "ansi", "rgb_array")
+ENV_ID = "gym_tictactoe/TicTacToe-v0"  # in PettingZoo's registry (1.27 and later)
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """The two-agent game (see the module docstring), wrapped in ``OrderEnforcingWrapper``."""
+    """The two-agent game (see the module docstring), wrapped in PettingZoo's
+    ``OrderEnforcingWrapper`` (a subclass of it that reads the env's attributes directly)."""
     return OrderEnforcing(raw_env(**kwargs))
-
-
-def _after_reset(name: str) -> property:
-    def get(self: OrderEnforcingWrapper) -> Any:
-        if not self._has_reset:
-            raise AttributeError(f"{name} cannot be accessed before reset")
-        return getattr(self.env, name)
-    return property(get, doc=f"The env's ``{name}`` (an AttributeError before reset()).")
-
-
-class OrderEnforcing(OrderEnforcingWrapper):
-    """PettingZoo's ``OrderEnforcingWrapper`` with the same checks and errors, its hot paths
-    direct. The base class answers every attribute through ``__getattr__``, which Python calls
-    only after a failed look-up; that costs more than a whole move of ``raw_env``. Here the
-    attributes a game loop reads are properties and ``last()`` goes straight to the env."""
-
-    agent_selection = _after_reset("agent_selection")
-    agents = _after_reset("agents")
-    rewards = _after_reset("rewards")
-    terminations = _after_reset("terminations")
-    truncations = _after_reset("truncations")
-    infos = _after_reset("infos")
-    num_agents = _after_reset("num_agents")
-
-    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        if not self._has_reset:  # where the base class's first read fails, with its message
-            raise AttributeError("agent_selection cannot be accessed before reset")
-        return self.env.last(observe)
 
 
 class raw_env(AECEnv, EzPickle):
@@ -256,10 +236,7 @@ class raw_env(AECEnv, EzPickle):
 
     def render(self) -> str | npt.NDArray[np.uint8] | None:
         if self.render_mode is None:
-            import gymnasium
-
-            gymnasium.logger.warn("render() called with render_mode=None; pass render_mode to "
-                                  "env()")
+            logger.warn("render() called with render_mode=None; pass render_mode to env()")
             return None
         cells, shape = self._board(), self.rules.shape
         if self.render_mode == "ansi":
@@ -326,3 +303,7 @@ class raw_env(AECEnv, EzPickle):
             return table[agent]
         except KeyError:
             raise ValueError(f"agent must be one of {list(AGENTS)}; got {agent!r}") from None
+
+
+if hasattr(pettingzoo, "register") and ENV_ID not in pettingzoo.aec_registry:
+    pettingzoo.register("aec", ENV_ID, entry_point="gym_tictactoe.pettingzoo:env")

@@ -367,6 +367,12 @@ def test_render_modes(size, fast_window):
         assert quiet.render() is None
 
 
+@pytest.mark.skipif(not hasattr(pettingzoo, "make"), reason="PettingZoo's registry: 1.27+")
+def test_pettingzoo_make_finds_it_by_id():
+    env = pettingzoo.make("aec", pz.ENV_ID, rows=4, cols=4, win_length=3)
+    assert isinstance(env, pz.OrderEnforcing) and env.unwrapped.rules.size == (4, 4, 3)
+
+
 def test_raw_env_pickles_with_its_arguments():
     env = pickle.loads(pickle.dumps(pz.raw_env(rows=4, cols=4, win_length=3,
                                                illegal_action="raise")))
@@ -376,7 +382,7 @@ def test_raw_env_pickles_with_its_arguments():
 def test_the_core_never_imports_pettingzoo():
     code = ("import sys, pkgutil, importlib, gym_tictactoe\n"
             "for m in pkgutil.iter_modules(gym_tictactoe.__path__):\n"
-            "    if m.name not in ('pettingzoo', '__main__'):\n"
+            "    if not m.name.startswith('pettingzoo') and m.name != '__main__':\n"
             "        try: importlib.import_module('gym_tictactoe.' + m.name)\n"
             "        except ImportError: pass\n"
             "print('pettingzoo' in sys.modules)")
@@ -393,3 +399,30 @@ def test_without_the_extra_the_import_error_names_it():
     last = out.stderr.strip().splitlines()[-1]
     assert "MissingExtra: gym_tictactoe.pettingzoo needs pettingzoo" in last
     assert 'pip install ".[multiagent]"' in last
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib")
+def test_the_multiagent_extra_brings_pettingzoo_and_all_includes_it():
+    import tomllib
+
+    with open(REPO / "pyproject.toml", "rb") as file:
+        extras = tomllib.load(file)["project"]["optional-dependencies"]
+    assert extras["multiagent"] == ["pettingzoo>=1.24"]
+    assert "multiagent" in extras["all"][0].partition("[")[2]
+
+
+def test_the_speed_benchmark_counts_every_move_of_a_game():
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import pettingzoo_speed
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    sizes = {pettingzoo_speed.OURS: (3, 3, 3), pettingzoo_speed.PEER: (3, 3, 3),
+             **{f"gym-tictactoe AEC {label}": size for label, size in pettingzoo_speed.BIG.items()}}
+    for contenders in pettingzoo_speed.groups().values():
+        for name, factory in contenders.items():
+            play = factory()
+            rows, cols, k = sizes[name]
+            for _ in range(3):  # a game has at least 2k - 1 moves (X's k and O's k - 1)
+                assert 2 * k - 1 <= play() <= rows * cols
+    assert all(target[1] in pettingzoo_speed.groups() for target in pettingzoo_speed.TARGETS)
