@@ -159,7 +159,9 @@ class raw_env(AECEnv, EzPickle):
         self.action_spaces = {agent: spaces.Discrete(n) for agent in AGENTS}
         if self.rules.tabled:
             self._next, self._terminal, self._winner = step_lists(self.rules)
-            self._cells, self._legal = self.rules.tables.cells, self.rules.tables.legal_mask
+            tables = self.rules.tables
+            self._grids = tables.cells.reshape(-1, *self.rules.shape)  # a view: each code's grid
+            self._legal = tables.legal_mask
         self._code: int | None = None  # the position on tabled boards
         self._stones: Stones | None = None  # the position on bigger ones
         self._done = True  # no game until reset()
@@ -170,14 +172,16 @@ class raw_env(AECEnv, EzPickle):
         planes = SIDE.get(agent)
         if planes is None:
             raise ValueError(f"agent must be one of {list(AGENTS)}; got {agent!r}")
-        cells = self._board()
+        grid = self._grid()
         if agent != self.agent_selection or self._done:
             mask = np.zeros(self._n, dtype=np.int8)
         elif self._stones is None:
             mask = self._legal[self._code].copy()
         else:
-            mask = (cells == game.EMPTY).view(np.int8)
-        return {"observation": planes[cells].reshape(self._shape), "action_mask": mask}
+            mask = (self._stones.cells == game.EMPTY).view(np.int8)
+        # take() of a (rows, cols) grid gives the (rows, cols, 2) planes at once, several times
+        # faster than indexing with the grid (planes[grid]) and reshaping.
+        return {"observation": planes.take(grid, axis=0), "action_mask": mask}
 
     def observation_space(self, agent: str) -> spaces.Dict:
         return self._space(self.observation_spaces, agent)
@@ -187,7 +191,7 @@ class raw_env(AECEnv, EzPickle):
 
     def state(self) -> npt.NDArray[np.int8]:
         """The absolute board as ``(rows, cols, 2)`` planes: X's marks, then O's."""
-        return PLANES[0][self._board()].reshape(self._shape)
+        return PLANES[0].take(self._grid(), axis=0)
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """A new game on the empty board, ``player_1`` (X) to move. Nothing in the game is
@@ -238,7 +242,7 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode is None:
             logger.warn("render() called with render_mode=None; pass render_mode to env()")
             return None
-        cells, shape = self._board(), self.rules.shape
+        cells, shape = self._grid().ravel(), self.rules.shape
         if self.render_mode == "ansi":
             return rendering.ansi(cells, shape)
         frame = rendering.rgb_array(cells, shape=shape)
@@ -256,13 +260,13 @@ class raw_env(AECEnv, EzPickle):
 
     # --- internals ----------------------------------------------------------------------------
 
-    def _board(self) -> npt.NDArray[np.int8]:
-        """The absolute cells (a view: never handed out as it is)."""
+    def _grid(self) -> npt.NDArray[np.int8]:
+        """The absolute cells as a (rows, cols) grid (a view: never handed out as it is)."""
         if self._stones is not None:
-            return self._stones.cells
+            return self._stones.cells.reshape(self.rules.shape)
         if self._code is None:
             raise RuntimeError("no game yet: call reset() first")
-        return self._cells[self._code]
+        return self._grids[self._code]
 
     def _end(self, winner: int, illegal_by: str | None = None) -> None:
         """Finish the game: both agents terminated, the rewards given."""

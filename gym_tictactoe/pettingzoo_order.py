@@ -20,7 +20,8 @@ class OrderEnforcing(OrderEnforcingWrapper):
     """PettingZoo's ``OrderEnforcingWrapper`` with the same checks and errors, its hot paths
     direct. The base class answers every attribute through ``__getattr__``, which Python calls
     only after a failed look-up; that costs more than a whole move of ``raw_env``. Here the
-    attributes a game loop reads are properties and ``last()`` goes straight to the env."""
+    attributes a game loop reads are properties, and ``last()`` and ``step()`` go straight to the
+    env once the base class's checks pass."""
 
     agent_selection = _after_reset("agent_selection")
     agents = _after_reset("agents")
@@ -34,3 +35,10 @@ class OrderEnforcing(OrderEnforcingWrapper):
         if not self._has_reset:  # where the base class's first read fails, with its message
             raise AttributeError("agent_selection cannot be accessed before reset")
         return self.env.last(observe)
+
+    def step(self, action: Any) -> None:
+        if self._has_reset and self.env.agents:  # else the base class errors or warns
+            self._has_updated = True
+            self.env.step(action)
+        else:
+            super().step(action)
