@@ -16,6 +16,8 @@ board, the agent's or the opponent's.
   of monitored ``TicTacToeEnv`` s with as many boards: rollout collection alone, with the ceiling
   any env could reach (SB3 on a frozen env that costs nothing), and ``learn`` with one epoch.
 * the solver's full build, and ``import gym_tictactoe`` after ``import gymnasium`` (new process).
+* the two-player AEC env (``benchmarks/pettingzoo_speed.py``) against PettingZoo's
+  ``tictactoe_v3.env()``, wrappers included.
 * other boards (``benchmarks/boards.py``): 4x4x4 against 3x3; 6x6x4 and gomoku (15x15x5) against
   OpenSpiel's ``mnk`` and ``gomoku``; the alpha-beta player's reply time on 15x15x5; solving and
   loading the 16-cell boards.
@@ -40,11 +42,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
 import boards as other_boards
+import pettingzoo_speed
 
 Play = Callable[[], int]  # one unit of work, returning what it counted (moves, timesteps)
 # The module each contender needs beyond gym-tictactoe's own dependencies (checked, not installed)
 REQUIRES = {"PettingZoo": "pettingzoo", "OpenSpiel": "pyspiel", "pgx": "pgx",
-            "TicTacToeSB3VecEnv": "sb3_contrib", "DummyVecEnv": "sb3_contrib", "SB3": "sb3_contrib"}
+            "TicTacToeSB3VecEnv": "sb3_contrib", "DummyVecEnv": "sb3_contrib", "SB3": "sb3_contrib",
+            **pettingzoo_speed.REQUIRES}
 VECTOR_SIZES = (256, 4096, 65536)
 SB3_BOARDS = (64, 256)
 SB3_ROLLOUT = 4096  # transitions per rollout: 64 steps of 64 boards, 16 of 256
@@ -267,7 +271,7 @@ def benchmark(quick: bool, notes: list[str]) -> dict[str, dict[str, list[float]]
                 group[FROZEN] = lambda b=boards: sb3_run("frozen", b, False)
             results[f"MaskablePPO {label}, {boards} boards, timesteps/s"] = measure(
                 group, rounds, seconds * 2, notes)
-    for group, contenders in other_boards.groups().items():
+    for group, contenders in {**other_boards.groups(), **pettingzoo_speed.groups()}.items():
         results[group] = measure(contenders, rounds, seconds * 2, notes)
     fixed = {"solver.solve() build": solver_seconds, "import gym_tictactoe": import_seconds}
     results["fixed costs, 1/s"] = {name: [1 / seconds() for _ in range(rounds + 4)]
@@ -291,6 +295,7 @@ TARGETS = [  # (label, group, ours, peer or None, ratio needed; None peer: secon
     ("solver build <= 0.05 s", "fixed costs, 1/s", "solver.solve() build", None, 0.05),
     ("import <= 0.2 s", "fixed costs, 1/s", "import gym_tictactoe", None, 0.2),
     *other_boards.TARGETS,
+    *pettingzoo_speed.TARGETS,
 ]
 
 
