@@ -1,0 +1,348 @@
+"""The alpha-beta player: game-tree search for m,n,k-games too big to tabulate (up to 15 x 15).
+
+:class:`AlphaBetaPlayer` searches with negamax alpha-beta and iterative deepening, a transposition
+table, threat detection (win now; block the opponent's win now, extending the search through such
+forced moves; two wins to block is a loss) and the line-counting evaluation of
+:mod:`.threats`. With no limits it searches every line to the end of the game and plays
+perfectly, as the solver does: the best game value, then the fastest win or the slowest loss,
+chosen uniformly at random among the equally good moves.
+
+Scores are for the side to move: ``+(cells + 1 - d)`` for a win ``d`` plies away, the negative for
+a loss, 0 for a draw (the solver's scale); inside the search a win is ``WIN - ply`` counted from
+the root, so negamax needs no rescaling, and the transposition table stores it counted from the
+stored position instead (a win's distance belongs to the position, not the path to it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from gym_tictactoe import game
+from gym_tictactoe.threats import FOUR_BONUS, GAIN_SHIFT, LOW, LinePosition, geometry
+
+WIN = 1 << 60  # above any evaluation; a win in d plies from the root scores WIN - d
+INFINITY = 1 << 61
+PROVEN = WIN - 256  # scores beyond this are forced wins or losses (boards have <= 225 cells)
+EXACT, LOWER, UPPER = 0, 1, 2  # transposition-table bounds
+MAX_SIDE = 15
+MAX_NODES = 10_000_000  # about a minute and a half per move in CPython: a generous ceiling
+DEFAULT_MAX_NODES = 1000
+DEFAULT_RADIUS = 1
+DEFAULT_WIDTH = 12
+FRONTIER_FOURS = 2
+
+
+class OutOfNodes(Exception):
+    """The node budget ran out: the iteration under way is dropped."""
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What one search found at the root.
+
+    Attributes:
+        moves: the equally best moves, increasing; the player picks one uniformly at random.
+        score: for the side to move. When ``proven``, a game result on the solver's scale
+            (``+(cells + 1 - plies)`` win, negative loss, 0 draw); otherwise the evaluation.
+        proven: the score is a forced result of the tree searched. Always true without limits;
+            with limits the candidate cells and the beam width leave moves out, so it is a
+            strong indication, not a proof.
+        depth: the deepest iteration completed (plies, not counting forced replies).
+        nodes: positions searched.
+    """
+
+    moves: tuple[int, ...]
+    score: int
+    proven: bool
+    depth: int
+    nodes: int
+
+
+class Searcher:
+    """One search from one position; its scratch position and table live as long as it does."""
+
+    def __init__(self, pos: LinePosition, *, exhaustive: bool, width: int | None,
+                 max_nodes: int | None) -> None:
+        self.pos = pos
+        self.exhaustive = exhaustive
+        self.width = width if width is not None and not exhaustive else pos.geo.cells
+        self.max_nodes = max_nodes
+        self.limit = INFINITY  # no budget until a first iteration has finished (see deepen)
+        self.nodes = 0
+        self.table: dict[int, tuple[int, int, int, int]] = {}
+        # Sort keys pack (gain, nearness to the centre, lower cell first) into one int.
+        self.nearness = [(1023 - d) << 8 | (255 - c)
+                         for c, d in enumerate(pos.geo.centre_distance)]
+
+    def deepen(self, moves: list[int], max_depth: int) -> tuple[int, list[int], int]:
+        """Iterative deepening over the root ``moves``: (best score, best moves, depth done)."""
+        best, ties, done = -INFINITY, list(moves), 0
+        for depth in range(1, max_depth + 1):
+            try:
+                score, found, values = self.root(moves, depth)
+            except OutOfNodes:
+                break
+            best, ties, done = score, found, depth
+            self.limit = self.max_nodes if self.max_nodes is not None else INFINITY
+            # The best moves of this iteration lead the next one (a stable sort keeps the rest).
+            moves = sorted(moves, key=values.__getitem__, reverse=True)
+            # A forced result within the nominal depth is final: every line that short was
+            # searched in full. One found only through forced replies may have a faster twin.
+            if abs(best) > PROVEN and WIN - abs(best) <= depth:
+                break
+        return best, sorted(ties), done
+
+    def root(self, moves: list[int], depth: int) -> tuple[int, list[int], dict[int, int]]:
+        """Search every root move; after the first, with the window (best - 1, inf), so that a
+        move as good as the best gets its exact score and joins the ties."""
+        pos, best, ties, values = self.pos, -INFINITY, [], {}
+        for cell in moves:
+            pos.place(cell, gains=depth > 1)
+            value = -self.negamax(depth - 1, -INFINITY, 1 - best, 1)
+            pos.undo(cell, gains=depth > 1)
+            values[cell] = value
+            if value > best:
+                best, ties = value, [cell]
+            elif value == best:
+                ties.append(cell)
+        return best, ties, values
+
+    def negamax(self, depth: int, alpha: int, beta: int, ply: int) -> int:
+        """The score of the position for the side to move (fail-soft alpha-beta).
+
+        One function on purpose: it runs for every node, and Python calls are not free.
+        """
+        self.nodes += 1
+        if self.nodes > self.limit:
+            raise OutOfNodes
+        pos = self.pos
+        side = pos.side
+        if pos.fours[side]:
+            return WIN - ply - 1
+        if pos.fours[1 - side]:
+            return self.forced(depth, alpha, beta, ply)
+        if pos.empties == 0:
+            return 0
+        if depth <= 0:
+            return pos.static()
+        if depth == 1 and not self.exhaustive and pos.empties > 1:
+            return self.frontier(alpha, beta, ply)
+        entry = self.table.get(pos.key)
+        hint = -1
+        if entry is not None:
+            stored_depth, bound, stored, hint = entry
+            if stored_depth >= depth:
+                value = _from_table(stored, ply)
+                if (bound == EXACT or (bound == LOWER and value >= beta)
+                        or (bound == UPPER and value <= alpha)):
+                    return value
+        best, best_move, floor = -INFINITY, -1, alpha
+        for cell in self.ordered(hint):
+            pos.place(cell, gains=depth > 1)  # a child at depth 0 is only evaluated
+            value = -self.negamax(depth - 1, -beta, -alpha, ply + 1)
+            pos.undo(cell, gains=depth > 1)
+            if value > best:
+                best, best_move = value, cell
+                if value > alpha:
+                    alpha = value
+                    if alpha >= beta:
+                        break
+        bound = LOWER if best >= beta else UPPER if best <= floor else EXACT
+        self.table[pos.key] = (depth, bound, _to_table(best, ply), best_move)
+        return best
+
+    def frontier(self, alpha: int, beta: int, ply: int) -> int:
+        """The last ply of a limited search: a quiet move's child is only evaluated, worth
+        ``base() + gain`` to this side, so the best of them is one max(); a move that makes a
+        four is searched, since the reply is forced (a threat extension)."""
+        pos = self.pos
+        shift = GAIN_SHIFT if pos.side else 0
+        gains = pos.gains
+        cells = list(pos.candidates())
+        values = [gains[c] >> shift & LOW for c in cells]
+        best = max(values)
+        if best < FOUR_BONUS:
+            return pos.base() + best
+        fours = sorted([(g, c) for g, c in zip(values, cells, strict=True) if g >= FOUR_BONUS],
+                       reverse=True)
+        best = max([g for g in values if g < FOUR_BONUS], default=-INFINITY)
+        best = pos.base() + best if best > -INFINITY else best
+        for _, cell in fours[:FRONTIER_FOURS]:
+            if best >= beta:
+                break
+            pos.place(cell, gains=False)
+            best = max(best, -self.negamax(0, -beta, -max(alpha, best), ply + 1))
+            pos.undo(cell, gains=False)
+        return best
+
+    def forced(self, depth: int, alpha: int, beta: int, ply: int) -> int:
+        """The opponent threatens to win: block its one winning cell, or lose if it has two.
+        The forced reply does not use up depth."""
+        pos = self.pos
+        blocks = pos.four_cells(1 - pos.side)
+        if len(blocks) > 1:
+            return -(WIN - ply - 2)
+        (cell,) = blocks
+        pos.place(cell, gains=depth > 0)
+        value = -self.negamax(depth, -beta, -alpha, ply + 1)
+        pos.undo(cell, gains=depth > 0)
+        return value
+
+    def ordered(self, hint: int) -> list[int]:
+        """The candidate moves, best first: the table's move, then by gain (fours made first),
+        then nearest the centre; at most ``width`` of them. Candidates are the empty cells near a
+        stone, or every empty cell when the search is exhaustive or nothing is near."""
+        pos = self.pos
+        cells = pos.free_cells() if self.exhaustive else pos.candidates()
+        shift = GAIN_SHIFT if pos.side else 0
+        gains, nearness = pos.gains, self.nearness
+        keys = sorted([(gains[c] >> shift & LOW) << 18 | nearness[c] for c in cells],
+                      reverse=True)
+        moves = [255 - (key & 255) for key in keys[: self.width]]
+        if hint >= 0 and moves[0] != hint:
+            if hint in moves:
+                moves.remove(hint)
+            moves.insert(0, hint)
+        return moves
+
+
+def _to_table(score: int, ply: int) -> int:
+    """A score counted from the root becomes one counted from the position ``ply`` deep."""
+    return score + ply if score > PROVEN else score - ply if score < -PROVEN else score
+
+
+def _from_table(score: int, ply: int) -> int:
+    return score - ply if score > PROVEN else score + ply if score < -PROVEN else score
+
+
+class AlphaBetaPlayer:
+    """Alpha-beta search for any m,n,k-game; an opponent (``act(board, mark, rng) -> int``).
+
+    Negamax alpha-beta with iterative deepening, a transposition table, threat detection (it wins
+    when it can, blocks the opponent's winning cell and searches on through such forced replies
+    without spending depth; making a four is searched one reply deeper than the frontier), move
+    ordering (the table's move, then fours made, then by how much the move raises the
+    line-counting evaluation, then nearest the centre) and seeded random tie-breaks among the
+    equally best root moves.
+
+    Limits: ``depth`` (plies per iteration, forced replies not counted) and ``max_nodes``
+    (positions searched per move; the first iteration always finishes, a later one that runs out
+    is dropped). With limits the search is pruned forward to stay fast on big boards: candidate
+    moves are the empty cells within ``radius`` cells (king moves) of a stone, or every empty cell
+    when none is that near; at most ``width`` of them are searched at each position, the best by
+    the ordering; and the first move of a game is a centre-most cell.
+
+    With ``depth=None, max_nodes=None`` nothing is pruned forward and every line is searched to
+    the end of the game: perfect play, as ``minimax`` (fastest win, slowest loss, uniformly random
+    among the best moves, even the same choice from the same ``rng`` state). That is only
+    practical on small boards (tic-tac-toe in milliseconds; 4 x 4 in seconds to minutes).
+
+    Arguments:
+        rows, cols: the board, 1 to 15 each. win_length: k in a row, 1 to max(rows, cols).
+        depth: None or a positive number of plies.
+        max_nodes: None or 1 to 10,000,000 positions per move. The default, 1000, answers a
+            15 x 15 gomoku position in about 20 ms (median; CPython on one unloaded core).
+        radius: 1 to 14, see above (used only with limits).
+        width: None or a positive number of moves per position, see above (only with limits).
+    """
+
+    name = "alphabeta"
+
+    def __init__(self, rows: int = 3, cols: int = 3, win_length: int = 3, *,
+                 depth: int | None = None, max_nodes: int | None = DEFAULT_MAX_NODES,
+                 radius: int = DEFAULT_RADIUS, width: int | None = DEFAULT_WIDTH) -> None:
+        self.rows = _integer("rows", rows, 1, MAX_SIDE)
+        self.cols = _integer("cols", cols, 1, MAX_SIDE)
+        longest = max(self.rows, self.cols)
+        self.win_length = _integer("win_length", win_length, 1, longest,
+                                   f" (the longer side of a {rows}x{cols} board)")
+        self.depth = _integer("depth", depth, 1, self.rows * self.cols, " or None", none=True)
+        self.max_nodes = _integer("max_nodes", max_nodes, 1, MAX_NODES, " or None", none=True)
+        self.radius = _integer("radius", radius, 1, MAX_SIDE - 1)
+        self.width = _integer("width", width, 1, MAX_SIDE**2, " or None", none=True)
+        self._geo = geometry(self.rows, self.cols, self.win_length)
+
+    @property
+    def exhaustive(self) -> bool:
+        """No limits: the search goes to the end of the game and plays perfectly."""
+        return self.depth is None and self.max_nodes is None
+
+    def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
+        moves = self.search(board, mark).moves
+        if len(moves) == 1:
+            return moves[0]
+        return moves[int(rng.random() * len(moves))]  # as the table players draw
+
+    def search(self, board: npt.NDArray[np.int8], mark: int) -> SearchResult:
+        """Search ``board`` (absolute, row-major) for ``mark``, the side to move."""
+        pos = LinePosition(self._geo, self._checked(board, mark), self.radius)
+        horizon, side = self._geo.cells + 1, pos.side
+        wins = pos.four_cells(side)
+        if wins:
+            return SearchResult(tuple(sorted(wins)), horizon - 1, True, 1, 0)
+        blocks = sorted(pos.four_cells(1 - side))
+        if len(blocks) > 1:  # every move loses in two; with limits at least block one
+            free = pos.free_cells()
+            return SearchResult(tuple(free if self.exhaustive else blocks), 2 - horizon, True, 1, 0)
+        if pos.occupied == 0 and not self.exhaustive:
+            return SearchResult(tuple(self._geo.centre_cells()), 0, False, 0, 0)
+        searcher = Searcher(pos, exhaustive=self.exhaustive, width=self.width,
+                            max_nodes=self.max_nodes)
+        moves = blocks or searcher.ordered(-1)
+        deepest = 1 if len(moves) == 1 and not self.exhaustive else pos.empties
+        best, ties, depth = searcher.deepen(moves, min(self.depth or deepest, deepest))
+        proven = self.exhaustive or abs(best) > PROVEN
+        if abs(best) > PROVEN:  # WIN - plies becomes horizon - plies
+            best = best - WIN + horizon if best > 0 else best + WIN - horizon
+        return SearchResult(tuple(ties), best, proven, depth, searcher.nodes)
+
+    def _checked(self, board: npt.NDArray[np.int8], mark: int) -> npt.NDArray[np.int8]:
+        """The board as int8 cells, after checking it is a game in progress with ``mark`` to
+        move; otherwise a ValueError saying what is wrong."""
+        n, geo = self._geo.cells, self._geo
+        try:
+            cells = np.asarray(board)
+        except (ValueError, TypeError):
+            cells = np.empty(0, dtype=object)
+        if cells.dtype.kind not in "iu" or cells.shape != (n,):
+            raise ValueError(f"board must be a 1-D integer array of the {n} cells of the "
+                             f"{self.rows}x{self.cols} board, row by row (0 empty, 1 X, 2 O); "
+                             f"got {type(board).__name__} of shape {cells.shape}, {cells.dtype}")
+        if cells.min() < game.EMPTY or cells.max() > game.O:
+            raise ValueError(f"board cells must be 0 (empty), 1 (X) or 2 (O); got {cells.tolist()}")
+        if isinstance(mark, bool | np.bool_) or mark not in (game.X, game.O):
+            raise ValueError(f"mark must be 1 (X) or 2 (O); got {mark!r}")
+        xs, os = int((cells == game.X).sum()), int((cells == game.O).sum())
+        if xs - os not in (0, 1):
+            raise ValueError(f"impossible board: {xs} X and {os} O; X moves first, so X has as "
+                             "many marks as O or one more")
+        turn = game.X if xs == os else game.O
+        if mark != turn:
+            raise ValueError(f"it is {game.MARK_NAMES[turn]}'s turn on this board, not "
+                             f"{game.MARK_NAMES[int(mark)]}'s")
+        on_line = cells[geo.line_cells]
+        for side in (game.X, game.O):
+            if (on_line == side).all(axis=1).any():
+                raise ValueError(f"the game is over: {game.MARK_NAMES[side]} has "
+                                 f"{geo.k} in a row; there is no move to make")
+        if xs + os == n:
+            raise ValueError("the game is over: the board is full; there is no move to make")
+        return cells.astype(np.int8)
+
+    def __repr__(self) -> str:
+        return (f"AlphaBetaPlayer({self.rows}, {self.cols}, {self.win_length}, depth={self.depth}, "
+                f"max_nodes={self.max_nodes}, radius={self.radius}, width={self.width})")
+
+
+def _integer(name: str, value: object, low: int, high: int, note: str = "",
+             none: bool = False) -> int | None:
+    """``value`` as an int in [low, high] (or None when allowed), else a ValueError naming it."""
+    if value is None and none:
+        return None
+    if (isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer)
+            or not low <= value <= high):
+        raise ValueError(f"{name} must be an integer from {low} to {high}{note}; got {value!r}")
+    return int(value)
