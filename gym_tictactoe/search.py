@@ -80,7 +80,9 @@ class Searcher:
     def deepen(self, moves: list[int], max_depth: int) -> tuple[int, list[int], int]:
         """Iterative deepening over the root ``moves``: (best score, best moves, depth done)."""
         best, ties, done = -INFINITY, list(moves), 0
-        for depth in range(1, max_depth + 1):
+        # An exhaustive search goes straight to the end: shallower iterations would end in
+        # evaluations, which cost more than they teach a search whose every leaf is a result.
+        for depth in [max_depth] if self.exhaustive else range(1, max_depth + 1):
             try:
                 score, found, values = self.root(moves, depth)
             except OutOfNodes:
@@ -278,7 +280,8 @@ class AlphaBetaPlayer:
 
     def search(self, board: npt.NDArray[np.int8], mark: int) -> SearchResult:
         """Search ``board`` (absolute, row-major) for ``mark``, the side to move."""
-        pos = LinePosition(self._geo, self._checked(board, mark), self.radius)
+        cells = self._checked(board, mark)
+        pos = LinePosition(self._geo, cells, self.radius)
         horizon, side = self._geo.cells + 1, pos.side
         wins = pos.four_cells(side)
         if wins:
@@ -292,12 +295,17 @@ class AlphaBetaPlayer:
         searcher = Searcher(pos, exhaustive=self.exhaustive, width=self.width,
                             max_nodes=self.max_nodes)
         moves = blocks or searcher.ordered(-1)
+        classes = {move: move for move in moves}
+        if self.exhaustive:  # one move of each class of equivalent moves is enough
+            classes = self._geo.move_classes(cells, moves)
+            moves = [move for move in moves if classes[move] == move]
         deepest = 1 if len(moves) == 1 and not self.exhaustive else pos.empties
         best, ties, depth = searcher.deepen(moves, min(self.depth or deepest, deepest))
+        ties = [move for move, kind in classes.items() if kind in ties]
         proven = self.exhaustive or abs(best) > PROVEN
         if abs(best) > PROVEN:  # WIN - plies becomes horizon - plies
             best = best - WIN + horizon if best > 0 else best + WIN - horizon
-        return SearchResult(tuple(ties), best, proven, depth, searcher.nodes)
+        return SearchResult(tuple(sorted(ties)), best, proven, depth, searcher.nodes)
 
     def _checked(self, board: npt.NDArray[np.int8], mark: int) -> npt.NDArray[np.int8]:
         """The board as int8 cells, after checking it is a game in progress with ``mark`` to

@@ -50,6 +50,7 @@ class Geometry:
     weights: tuple[int, ...]  # WEIGHTS[n]: an open line with n stones, n = 0..k
     sides: tuple[SideTables, SideTables]  # for X (0) and O (1) placing a stone
     no_change: tuple[int, ...]  # zeros, in place of gains_change when gains are not kept
+    symmetries: npt.NDArray[np.intp]  # (8 or 4, cells): the board's symmetries, board[perm]
 
     @property
     def cells(self) -> int:
@@ -58,6 +59,15 @@ class Geometry:
     def near_cells(self, radius: int) -> tuple[frozenset[int], ...]:
         """For each cell, the cells within ``radius`` steps (king moves) of it, itself included."""
         return _near_cells(self.rows, self.cols, radius)
+
+    def move_classes(self, board: npt.NDArray[np.int8], moves: list[int]) -> dict[int, int]:
+        """Each move's representative (its smallest equivalent cell) under the symmetries that
+        leave ``board`` as it is: equivalent moves lead to equivalent positions. ``moves`` must
+        be closed under those symmetries (all empty cells are; so are the cells that block)."""
+        keep = self.symmetries[(board[self.symmetries] == board).all(axis=1)]
+        # keep[s, i] is the cell that lands on i, so i is where keep[s, i] goes.
+        images = np.argsort(keep, axis=1)
+        return {move: int(images[:, move].min()) for move in moves}
 
     def centre_cells(self) -> list[int]:
         """The centre-most cells (1, 2 or 4 of them), increasing."""
@@ -103,6 +113,7 @@ def geometry(rows: int, cols: int, k: int) -> Geometry:
         weights=weights,
         sides=sides,
         no_change=(0,) * (k + 1) ** 2,
+        symmetries=_symmetries(rows, cols),
     )
 
 
@@ -135,6 +146,17 @@ def _with_gain_changes(sides: tuple[SideTables, SideTables]) -> tuple[SideTables
                                                   if code + side.step < size else 0
                                                   for code in range(size)))
                  for side in sides)
+
+
+def _symmetries(rows: int, cols: int) -> npt.NDArray[np.intp]:
+    """The square's 8 symmetries, or a rectangle's 4, as permutations: new = board[perm]."""
+    grid = np.arange(rows * cols).reshape(rows, cols)
+    if rows == cols:
+        turns = [np.rot90(grid, k) for k in range(4)]
+        images = turns + [t.T for t in turns]
+    else:
+        images = [grid, grid[::-1], grid[:, ::-1], grid[::-1, ::-1]]
+    return np.array([image.ravel() for image in images], dtype=np.intp)
 
 
 @cache
