@@ -46,6 +46,9 @@ class Geometry:
     lines: tuple[tuple[int, ...], ...]  # the cells of every line
     cell_lines: tuple[tuple[int, ...], ...]  # the lines through each cell
     cell_lines_padded: npt.NDArray[np.intp]  # (cells, 4k): cell_lines, then len(lines)
+    # For each cell, (line, the line's other cells) of each line through it: a stone changes
+    # the gains of the other cells only (its own is not read while it is occupied).
+    line_neighbours: tuple[tuple[tuple[int, tuple[int, ...]], ...], ...]
     centre_distance: tuple[int, ...]  # squared distance to the centre, times 4 (whole numbers)
     weights: tuple[int, ...]  # WEIGHTS[n]: an open line with n stones, n = 0..k
     sides: tuple[SideTables, SideTables]  # for X (0) and O (1) placing a stone
@@ -109,6 +112,8 @@ def geometry(rows: int, cols: int, k: int) -> Geometry:
         lines=lines,
         cell_lines=tuple(tuple(t) for t in through),
         cell_lines_padded=padded,
+        line_neighbours=tuple(tuple((i, tuple(x for x in lines[i] if x != c)) for i in t)
+                              for c, t in enumerate(through)),
         centre_distance=distance,
         weights=weights,
         sides=sides,
@@ -212,7 +217,8 @@ class LinePosition:
         """The side to move puts a stone on ``cell`` (an empty cell that does not win).
 
         ``gains=False`` leaves the cells' gains as they were, for a position that will only be
-        evaluated: the matching :meth:`undo` must say the same.
+        evaluated: the matching :meth:`undo` must say the same. The gain of an occupied cell is
+        left stale (and restored by undo): nothing asks for it.
         """
         side = self.side
         tables = self.geo.sides[side]
@@ -220,19 +226,18 @@ class LinePosition:
         step, four, other_four = tables.step, tables.four, tables.other_four
         sums_change = tables.sums_change
         gains_change = tables.gains_change if gains else self.geo.no_change
-        cell_gains, lines = self.gains, self.geo.lines
-        sums = self.sums
-        for line in self.geo.cell_lines[cell]:
+        cell_gains, sums = self.gains, self.sums
+        for line, others in self.geo.line_neighbours[cell]:
             v = code[line]
-            code[line] = v + step
+            after = code[line] = v + step
             sums += sums_change[v]
             if v == other_four:
                 theirs.discard(line)
-            elif v + step == four:
+            elif after == four:
                 mine.add(line)
             change = gains_change[v]
             if change:
-                for c in lines[line]:
+                for c in others:
                     cell_gains[c] += change
         self.sums = sums
         self.occupied |= 1 << cell
@@ -252,9 +257,8 @@ class LinePosition:
         step, four, other_four = tables.step, tables.four, tables.other_four
         sums_change = tables.sums_change
         gains_change = tables.gains_change if gains else self.geo.no_change
-        cell_gains, lines = self.gains, self.geo.lines
-        sums = self.sums
-        for line in self.geo.cell_lines[cell]:
+        cell_gains, sums = self.gains, self.sums
+        for line, others in self.geo.line_neighbours[cell]:
             after = code[line]
             v = code[line] = after - step
             sums -= sums_change[v]
@@ -264,7 +268,7 @@ class LinePosition:
                 mine.discard(line)
             change = gains_change[v]
             if change:
-                for c in lines[line]:
+                for c in others:
                     cell_gains[c] -= change
         self.sums = sums
         self.occupied ^= 1 << cell

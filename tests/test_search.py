@@ -290,7 +290,9 @@ def test_accepts_any_integer_board_and_returns_a_python_int():
 # --- the scratch position ------------------------------------------------------------------------
 
 def _state(pos: LinePosition) -> tuple:
-    return (pos.code, pos.sums, pos.fours, pos.gains, pos.covered, pos.stones, pos.occupied,
+    """Everything a search reads (an occupied cell's gain is never read)."""
+    gains = [g for c, g in enumerate(pos.gains) if c not in pos.stones]
+    return (pos.code, pos.sums, pos.fours, gains, pos.covered, pos.stones, pos.occupied,
             pos.key, pos.empties, pos.side)
 
 
