@@ -1,0 +1,336 @@
+"""The alpha-beta player: perfect without limits (against the solver and an independent brute
+force), known m,n,k-game values, threats and budgets on big boards, determinism, bad input, and
+the scratch position's bookkeeping."""
+
+from __future__ import annotations
+
+from functools import cache
+from itertools import pairwise
+from operator import itemgetter
+
+import numpy as np
+import pytest
+
+from gym_tictactoe import game, solver
+from gym_tictactoe.search import AlphaBetaPlayer
+from gym_tictactoe.threats import FOUR_BONUS, GAIN_SHIFT, LOW, LinePosition, geometry
+
+PLAYING = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
+
+
+def perfect(rows: int = 3, cols: int = 3, k: int = 3) -> AlphaBetaPlayer:
+    return AlphaBetaPlayer(rows, cols, k, depth=None, max_nodes=None)
+
+
+def grid(text: str) -> np.ndarray:
+    """A board from rows of '.', 'X', 'O' (spaces ignored)."""
+    return np.array([".XO".index(ch) for ch in text if ch in ".XO"], dtype=np.int8)
+
+
+def to_move(board: np.ndarray) -> int:
+    return game.X if np.count_nonzero(board) % 2 == 0 else game.O
+
+
+def random_game(rows: int, cols: int, k: int, seed: int) -> list[np.ndarray]:
+    """The unfinished positions of one uniformly random game."""
+    rng, board, seen = np.random.default_rng(seed), np.zeros(rows * cols, np.int8), []
+    while True:
+        seen.append(board.copy())
+        empty = np.flatnonzero(board == 0)
+        cell = int(empty[int(rng.random() * empty.size)])
+        board[cell] = to_move(board)
+        if brute_won(rows, cols, k, tuple(board.tolist()), cell) or empty.size == 1:
+            return seen
+
+
+# --- an independent brute force: plain negamax over every move, memoised on the position ----
+
+@cache
+def _lines_through(rows: int, cols: int, k: int) -> list[list[itemgetter]]:
+    """For each cell, a getter of the marks on each line through it."""
+    through: list[list[itemgetter]] = [[] for _ in range(rows * cols)]
+    for line in game.win_lines(rows, cols, k):
+        for c in line:
+            through[c].append(itemgetter(*line) if k > 1 else lambda cells, c=c: (cells[c],))
+    return through
+
+
+def brute_won(rows: int, cols: int, k: int, cells: tuple[int, ...], cell: int) -> bool:
+    full = (cells[cell],) * k
+    return any(line(cells) == full for line in _lines_through(rows, cols, k)[cell])
+
+
+def finished(rows: int, cols: int, k: int, cells: tuple[int, ...]) -> bool:
+    return 0 not in cells or any(v and brute_won(rows, cols, k, cells, c)
+                                 for c, v in enumerate(cells))
+
+
+@cache
+def brute_scores(rows: int, cols: int, k: int, cells: tuple[int, ...]) -> dict[int, int]:
+    """Each legal move's score for the side to move, on the solver's scale: +(n + 1 - d) for a
+    win d plies away, the negative for a loss, 0 for a draw."""
+    horizon = rows * cols + 1
+    mark = game.X if (len(cells) - cells.count(0)) % 2 == 0 else game.O
+    scores = {}
+    for cell in (c for c, v in enumerate(cells) if v == 0):
+        after = cells[:cell] + (mark,) + cells[cell + 1 :]
+        if brute_won(rows, cols, k, after, cell):
+            scores[cell] = horizon - 1
+        elif 0 not in after:
+            scores[cell] = 0
+        else:
+            child = max(brute_scores(rows, cols, k, after).values())
+            scores[cell] = -child + (child > 0) - (child < 0)  # one ply further from the end
+    return scores
+
+
+# --- perfect play without limits -------------------------------------------------------------
+
+def test_perfect_on_every_tic_tac_toe_position():
+    solution, player = solver.solve(), perfect()
+    assert len(PLAYING) == 4520
+    for code in PLAYING:
+        result = player.search(game.CELLS[code], game.to_move(int(code)))
+        assert set(result.moves) == set(np.flatnonzero(solution.best[code]).tolist()), code
+        assert result.score == solution.score[code] and result.proven, code
+
+
+def test_perfect_play_draws_like_minimax_from_the_same_rng():
+    """Uniform among the best moves, with the same draw as the table players: the same move as
+    the solver's best list indexed by one rng.random()."""
+    solution, player = solver.solve(), perfect()
+    mine, theirs = np.random.default_rng(7), np.random.default_rng(7)
+    for code in PLAYING[::7]:
+        best = np.flatnonzero(solution.best[code])
+        expected = best[int(theirs.random() * best.size)] if best.size > 1 else best[0]
+        assert player.act(game.CELLS[code], game.to_move(int(code)), mine) == expected
+
+
+@pytest.mark.parametrize(("rows", "cols", "k"), [
+    (3, 4, 3), (4, 3, 3), (2, 5, 2), (1, 5, 3), (2, 3, 2), (3, 3, 2), (1, 1, 1), (2, 2, 2),
+    (1, 6, 6), (5, 2, 2),
+])
+def test_perfect_matches_brute_force_on_small_boards(rows, cols, k):
+    player = perfect(rows, cols, k)
+    positions = {tuple(np.zeros(rows * cols, dtype=np.int8).tolist())}
+    for first in range(rows * cols):  # every position within two plies ...
+        for second in range(rows * cols):
+            board = np.zeros(rows * cols, np.int8)
+            board[first] = game.X
+            positions.add(tuple(board.tolist()))
+            if second != first:
+                board[second] = game.O
+                positions.add(tuple(board.tolist()))
+    for seed in range(6):  # ... and along a few random games
+        positions |= {tuple(b.tolist()) for b in random_game(rows, cols, k, seed)}
+    for cells in sorted(positions):
+        if finished(rows, cols, k, cells):
+            continue
+        scores = brute_scores(rows, cols, k, cells)
+        top = max(scores.values())
+        result = player.search(np.array(cells, dtype=np.int8), to_move(np.array(cells)))
+        assert result.score == top, cells
+        assert set(result.moves) == {c for c, s in scores.items() if s == top}, cells
+
+
+@pytest.mark.parametrize(("rows", "cols", "k", "first_player_wins"), [
+    (3, 3, 3, False), (4, 3, 3, True), (3, 4, 3, True), (4, 4, 3, True), (5, 4, 3, True),
+    (2, 2, 2, True), (1, 1, 1, True), (1, 5, 3, False), (2, 4, 4, False),
+    (4, 4, 4, False),  # a few seconds: every first move has to be proven a draw
+])
+def test_known_mnk_results(rows, cols, k, first_player_wins):
+    result = perfect(rows, cols, k).search(np.zeros(rows * cols, np.int8), game.X)
+    assert result.proven
+    assert (result.score > 0) == first_player_wins and result.score >= 0
+
+
+# --- big boards with the default limits -------------------------------------------------------
+
+def gomoku(*stones: tuple[int, int, int]) -> np.ndarray:
+    """A 15x15 board with (row, col, mark) stones."""
+    board = np.zeros(225, np.int8)
+    for r, c, mark in stones:
+        board[r * 15 + c] = mark
+    return board
+
+
+def test_first_move_is_the_centre():
+    rng = np.random.default_rng(0)
+    assert AlphaBetaPlayer(15, 15, 5).act(np.zeros(225, np.int8), game.X, rng) == 112
+    even = AlphaBetaPlayer(6, 6, 4)
+    assert {even.act(np.zeros(36, np.int8), game.X, rng) for _ in range(40)} == {14, 15, 20, 21}
+
+
+def test_wins_now_and_blocks_the_opponents_win():
+    player, rng = AlphaBetaPlayer(15, 15, 5), np.random.default_rng(0)
+    four = [(7, c, game.X) for c in range(3, 7)] + [(8, c, game.O) for c in range(4, 7)]
+    board = gomoku(*four, (0, 0, game.O))  # X to move, with a four open at both ends
+    assert player.act(board, game.X, rng) in {7 * 15 + 2, 7 * 15 + 7}
+    board = gomoku(*[(r, 4, game.O) for r in range(2, 6)], (1, 4, game.X), (9, 9, game.X),
+                   (10, 12, game.X), (13, 1, game.X))  # O's four in a column, capped: block it
+    result = player.search(board, game.X)
+    assert result.moves == (6 * 15 + 4,)
+
+
+def test_two_winning_cells_is_a_proven_loss_yet_blocks_one():
+    board = gomoku(*[(7, c, game.O) for c in range(4, 8)], (0, 0, game.X), (0, 1, game.X),
+                   (0, 3, game.X), (14, 14, game.X))
+    result = AlphaBetaPlayer(15, 15, 5).search(board, game.X)
+    assert result.proven and result.score == -(226 - 2)
+    assert set(result.moves) == {7 * 15 + 3, 7 * 15 + 8}
+
+
+def test_answers_and_wins_with_an_open_three():
+    """An open three becomes an open four, which can be blocked at one end only: the side to
+    move against it must close it at once, and the side that owns it wins in three plies."""
+    ends = {7 * 15 + 4, 7 * 15 + 8}
+    board = gomoku((7, 5, game.X), (7, 6, game.X), (7, 7, game.X), (3, 3, game.O),
+                   (11, 11, game.O))
+    assert set(AlphaBetaPlayer(15, 15, 5).search(board, game.O).moves) <= ends
+    board[0] = game.O
+    result = AlphaBetaPlayer(15, 15, 5).search(board, game.X)
+    assert result.proven and result.score == 226 - 3 and set(result.moves) == ends
+
+
+def test_limits_are_respected():
+    """``depth`` caps the iterations; ``max_nodes`` stops after the first iteration once the
+    count passes it."""
+    board = random_game(15, 15, 5, seed=3)[20]
+    mark = to_move(board)
+    assert AlphaBetaPlayer(15, 15, 5, depth=2, max_nodes=None).search(board, mark).depth == 2
+    first = AlphaBetaPlayer(15, 15, 5, depth=1, max_nodes=None).search(board, mark).nodes
+    for budget in (1, 50, 400):
+        result = AlphaBetaPlayer(15, 15, 5, max_nodes=budget).search(board, mark)
+        assert result.depth >= 1 and result.nodes <= max(first, budget) + 1
+        assert all(board[m] == game.EMPTY for m in result.moves)
+
+
+@pytest.mark.parametrize(("rows", "cols", "k"), [(15, 15, 5), (6, 6, 4), (7, 5, 4)])
+def test_same_board_mark_and_rng_state_give_the_same_move(rows, cols, k):
+    for seed in range(3):
+        for board in random_game(rows, cols, k, seed)[4:40:6]:
+            moves = {AlphaBetaPlayer(rows, cols, k).act(board, to_move(board),
+                                                        np.random.default_rng(seed))
+                     for _ in range(2)}
+            assert len(moves) == 1 and board[moves.pop()] == game.EMPTY
+
+
+def _play(rows, cols, k, x, o, rng) -> int:
+    board = np.zeros(rows * cols, np.int8)
+    for ply in range(rows * cols):
+        mark = game.X if ply % 2 == 0 else game.O
+        player = x if mark == game.X else o
+        if player is None:
+            empty = np.flatnonzero(board == 0)
+            cell = int(empty[int(rng.random() * empty.size)])
+        else:
+            cell = player.act(board.copy(), mark, rng)
+        assert board[cell] == game.EMPTY
+        board[cell] = mark
+        if brute_won(rows, cols, k, tuple(board.tolist()), cell):
+            return mark
+    return 0
+
+
+@pytest.mark.parametrize(("rows", "cols", "k", "games"), [(6, 6, 4, 6), (15, 15, 5, 2)])
+def test_beats_a_random_player(rows, cols, k, games):
+    player, rng = AlphaBetaPlayer(rows, cols, k), np.random.default_rng(0)
+    for i in range(games):
+        mark = game.X if i % 2 == 0 else game.O
+        x, o = (player, None) if mark == game.X else (None, player)
+        assert _play(rows, cols, k, x, o, rng) == mark
+
+
+# --- bad input ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"rows": 0}, "rows must be an integer from 1 to 15"),
+    ({"rows": 16}, "rows must be an integer from 1 to 15"),
+    ({"cols": 2.0}, "cols must be an integer from 1 to 15"),
+    ({"rows": True}, "rows must be"),
+    ({"win_length": 4}, r"win_length must be an integer from 1 to 3 \(the longer side"),
+    ({"win_length": 0}, "win_length must be"),
+    ({"depth": 0}, "depth must be an integer from 1 to 9 or None"),
+    ({"depth": "3"}, "depth must be"),
+    ({"max_nodes": 0}, "max_nodes must be an integer from 1 to 10000000 or None"),
+    ({"max_nodes": 10**8}, "max_nodes must be"),
+    ({"radius": 0}, "radius must be an integer from 1 to 14"),
+    ({"radius": None}, "radius must be"),
+    ({"width": 0}, "width must be an integer from 1 to 225 or None"),
+])
+def test_bad_arguments_are_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        AlphaBetaPlayer(**kwargs)
+
+
+@pytest.mark.parametrize(("board", "mark", "message"), [
+    (np.zeros(8, np.int8), 1, "board must be a 1-D integer array of the 9 cells"),
+    (np.zeros((3, 3), np.int8), 1, "board must be a 1-D integer array"),
+    (np.zeros(9), 1, "board must be a 1-D integer array"),
+    ("X........", 1, "board must be a 1-D integer array"),
+    (np.array([1, 0, 0, 0, 0, 0, 0, 0, 3]), 2, r"cells must be 0 \(empty\), 1 \(X\) or 2 \(O\)"),
+    (grid("... ... ..."), 3, r"mark must be 1 \(X\) or 2 \(O\)"),
+    (grid("... ... ..."), True, "mark must be"),
+    (grid("XX. ... ..."), 2, "impossible board: 2 X and 0 O"),
+    (grid("O.. ... ..."), 1, "impossible board: 0 X and 1 O"),
+    (grid("X.. ... ..."), 1, "it is O's turn on this board, not X's"),
+    (grid("XXX OO. ..."), 2, "the game is over: X has 3 in a row"),
+    (grid("XOX XOO OXX"), 2, "the game is over: the board is full"),
+])
+def test_bad_boards_are_explained(board, mark, message):
+    with pytest.raises(ValueError, match=message):
+        AlphaBetaPlayer().act(board, mark, np.random.default_rng(0))
+
+
+def test_accepts_any_integer_board_and_returns_a_python_int():
+    move = AlphaBetaPlayer().act([1, 0, 0, 0, 2, 0, 0, 0, 0], 1, np.random.default_rng(0))
+    assert type(move) is int and move in {1, 2, 3, 5, 6, 7, 8}
+
+
+# --- the scratch position ------------------------------------------------------------------------
+
+def _state(pos: LinePosition) -> tuple:
+    """Everything a search reads (an occupied cell's gain is never read)."""
+    gains = [g for c, g in enumerate(pos.gains) if c not in pos.stones]
+    return (pos.code, pos.sums, pos.fours, gains, pos.covered, pos.stones, pos.occupied,
+            pos.key, pos.empties, pos.side)
+
+
+@pytest.mark.parametrize(("rows", "cols", "k"), [(15, 15, 5), (6, 6, 4), (3, 3, 3), (4, 7, 2)])
+def test_place_and_undo_keep_every_table_as_a_fresh_build_would(rows, cols, k):
+    geo, rng = geometry(rows, cols, k), np.random.default_rng(1)
+    for seed in range(3):
+        boards = random_game(rows, cols, k, seed)
+        boards = boards[len(boards) // 3 :]
+        moves = [int(np.flatnonzero(b != a)[0]) for a, b in pairwise(boards)]
+        pos = LinePosition(geo, boards[0], radius=2)
+        before = _state(pos)
+        for cell in moves:
+            pos.place(cell)
+        assert _state(pos) == _state(LinePosition(geo, boards[-1], radius=2))
+        for cell in reversed(moves):
+            pos.undo(cell)
+        assert _state(pos) == before
+        keep = [bool(g) for g in rng.integers(0, 2, len(moves))]  # some moves without gains
+        for cell, gains in zip(moves, keep, strict=True):
+            pos.place(cell, gains=gains)
+        for cell, gains in reversed(list(zip(moves, keep, strict=True))):
+            pos.undo(cell, gains=gains)
+        assert _state(pos) == before
+
+
+def test_a_moves_gain_is_the_evaluation_it_leads_to():
+    """The frontier's shortcut: after a quiet move, the evaluation from the mover's side is
+    base() + gain, without playing the move."""
+    geo = geometry(15, 15, 5)
+    for board in random_game(15, 15, 5, seed=5)[3:30:3]:
+        pos = LinePosition(geo, board, radius=2)
+        shift = GAIN_SHIFT if pos.side else 0
+        for cell in sorted(pos.candidates()):
+            gain = pos.gains[cell] >> shift & LOW
+            if gain >= FOUR_BONUS:
+                continue
+            expected = pos.base() + gain
+            pos.place(cell)
+            assert -pos.static() == expected
+            pos.undo(cell)
