@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game, heuristic, solver
+from gym_tictactoe.search import AlphaBetaPlayer
 
 Policy = Callable[[npt.NDArray[np.int8], npt.NDArray[np.int8]], int]
 
@@ -442,8 +443,8 @@ class PolicyOpponent(CodePlayer):
 
 OPPONENTS: dict[str, type] = {
     cls.name: cls
-    for cls in (RandomOpponent, MinimaxOpponent, EpsilonOpponent, HeuristicOpponent,
-                MonteCarloOpponent, MixtureOpponent, PolicyOpponent)
+    for cls in (RandomOpponent, MinimaxOpponent, AlphaBetaPlayer, EpsilonOpponent,
+                HeuristicOpponent, MonteCarloOpponent, MixtureOpponent, PolicyOpponent)
 }
 
 

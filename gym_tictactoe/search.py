@@ -97,6 +97,11 @@ class AlphaBetaPlayer:
         self._geo = geometry(self.rows, self.cols, self.win_length)
 
     @property
+    def rules(self) -> game.Rules:
+        """The board it plays on (the env refuses a player built for another board)."""
+        return game.rules(self.rows, self.cols, self.win_length)
+
+    @property
     def exhaustive(self) -> bool:
         """No limits: the search goes to the end of the game and plays perfectly."""
         return self.depth is None and self.max_nodes is None

@@ -123,7 +123,8 @@ def test_agent_win_gives_plus_one():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"opponent": "perfect"}, r"unknown opponent 'perfect'; choose one of \['epsilon', "),
+        ({"opponent": "perfect"},
+         r"unknown opponent 'perfect'; choose one of \['alphabeta', 'epsilon', "),
         ({"opponent": 3}, "object with act"),
         ({"agent_mark": "x"}, r"agent_mark must be one of \['X', 'O', 'random'\]; got 'x'"),
         ({"illegal_action": "ignore"}, r"illegal_action must be one of \['lose', 'raise'\]"),

@@ -35,9 +35,19 @@ def play_game(x_player, o_player, rng) -> int:
     return game.winner(code)
 
 
-def test_there_are_seven_named_opponents():
-    assert set(OPPONENTS) == {"random", "minimax", "epsilon", "heuristic", "montecarlo",
-                              "mixture", "policy"}
+def test_there_are_eight_named_opponents():
+    assert set(OPPONENTS) == {"random", "minimax", "alphabeta", "epsilon", "heuristic",
+                              "montecarlo", "mixture", "policy"}
+
+
+def test_alphabeta_is_built_for_the_env_board_and_refused_on_another():
+    from gym_tictactoe.env import TicTacToeEnv
+    from gym_tictactoe.search import AlphaBetaPlayer
+
+    env = TicTacToeEnv("alphabeta", rows=6, cols=6, win_length=4)
+    assert isinstance(env.opponent, AlphaBetaPlayer) and env.opponent.rules is env.rules
+    with pytest.raises(ValueError, match="plays on the 6x6x4 board, not on 3x3x3"):
+        TicTacToeEnv(AlphaBetaPlayer(6, 6, 4))
 
 
 def test_minimax_plays_a_best_move_in_every_position():
@@ -169,7 +179,8 @@ def test_policy_opponent_sees_the_board_from_its_own_side():
 
 
 def test_make_opponent_names_the_choices():
-    with pytest.raises(ValueError, match=r"unknown opponent 'perfect'; choose one of \['epsilon'"):
+    with pytest.raises(ValueError,
+                       match=r"unknown opponent 'perfect'; choose one of \['alphabeta', "):
         make_opponent("perfect")
     with pytest.raises(ValueError, match="bad arguments for opponent 'random'"):
         make_opponent("random", epsilon=3)
@@ -250,7 +261,7 @@ def test_huge_weights_are_relative_not_an_overflow():
 
 @pytest.mark.parametrize("name", [["random"], None, 3, ("minimax",)])
 def test_a_name_that_is_no_string_is_an_unknown_opponent(name):
-    with pytest.raises(ValueError, match=r"unknown opponent .*; choose one of \['epsilon'"):
+    with pytest.raises(ValueError, match=r"unknown opponent .*; choose one of \['alphabeta', "):
         make_opponent(name)
 
 
