@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
+import alphabeta
 import boards as other_boards
 import pettingzoo_speed
 
@@ -360,11 +361,17 @@ def main(argv: list[str] | None = None) -> int:
     print_groups(results)
     solving = other_boards.solve_costs()
     checks += other_boards.print_solve_costs(solving)
+    search = alphabeta.measure(count=20, games=4) if args.quick else alphabeta.measure()
+    print("\n" + alphabeta.report(search))
+    median_ms = search["15x15x5"]["reply"]["median_ms"]
+    checks.append({"target": f"alphabeta 15x15x5 median <= {alphabeta.TARGET_MS:.0f} ms",
+                   "value": median_ms,
+                   "status": "PASS" if median_ms <= alphabeta.TARGET_MS else "MISS"})
     print_targets(checks, notes)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         data = {"environment": environment(), "quick": args.quick, "rates": results,
-                "solving": solving,
+                "solving": solving, "alphabeta": search,
                 "medians": {g: {n: statistics.median(r) for n, r in v.items()}
                             for g, v in results.items()}, "targets": checks}
         args.json.write_text(json.dumps(data, indent=2))
