@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from gym_tictactoe import game, rendering
+from gym_tictactoe import game, rendering, starts
 from gym_tictactoe.opponents import (
     Opponent,
     act_on_code,
@@ -100,6 +100,17 @@ class Stones:
         self.winner = game.NO_WINNER
         self.terminal = False
 
+    @classmethod
+    def at(cls, rules: game.Rules, cells: npt.NDArray[np.int8]) -> Stones:
+        """The unfinished position with these absolute cells (a random start)."""
+        stones = cls(rules)
+        stones.cells[:] = cells
+        stones.bits = [0, *(sum(1 << int(c) for c in np.flatnonzero(cells == mark))
+                            for mark in (game.X, game.O))]
+        if stones.code is not None:
+            stones.code = rules.encode(cells)
+        return stones
+
     def play(self, cell: int, mark: int) -> None:
         """Put ``mark`` on the empty ``cell`` of an unfinished game."""
         self.cells[cell] = mark
@@ -139,6 +150,11 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
 
     ## Starting State
     An empty board, or, when the agent plays O, the board after the opponent's first move.
+    With ``start="random"`` (exploring starts), an episode starts with probability
+    ``start_probability`` at a random unfinished position instead, the agent playing the side to
+    move there (whatever ``agent_mark`` says; ``info["agent_mark"]`` tells): on boards of at most
+    16 cells drawn uniformly from every reachable unfinished position, on bigger ones the board
+    after a random number of random moves (see ``gym_tictactoe.starts``).
 
     ## Rewards
     +1 for a win, -1 for a loss or an illegal move (under ``illegal_action="lose"``), 0 for a
@@ -173,9 +189,15 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     * ``render_mode``: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``.
     * ``rows``, ``cols``, ``win_length``: the board, 1 <= rows, cols <= 15 and
       1 <= win_length <= max(rows, cols). Default 3, 3, 3.
+    * ``start``: ``"empty"`` or ``"random"`` (exploring starts, above). Default ``"empty"``.
+      ``reset(options={"start": "random"})`` starts that one episode at a random position
+      (``"empty"``: on the empty board), whatever ``start`` and ``start_probability`` say.
+    * ``start_probability``: with ``start="random"``, the chance in [0, 1] that an episode
+      starts at a random position. Default 1.0.
 
     ## Version History
-    * v0: initial version; ``rows``, ``cols`` and ``win_length`` added without changing 3x3.
+    * v0: initial version; ``rows``, ``cols`` and ``win_length`` added without changing 3x3;
+      ``start`` and ``start_probability`` added, the default (``"empty"``) unchanged.
     """
 
     metadata = {"render_modes": RenderModes(["human", "ansi", "rgb_array"]), "render_fps": 4}
@@ -190,10 +212,14 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         rows: int = 3,
         cols: int = 3,
         win_length: int = 3,
+        start: str = "empty",
+        start_probability: float = 1.0,
     ) -> None:
         self.rules = game.rules(rows, cols, win_length)
         self.opponent = resolve_opponent(opponent, self.rules)
         self.agent_mark_option = check_seat(self.rules, agent_mark)
+        self.start = starts.check_start(start)
+        self.start_probability = starts.check_start_probability(start_probability)
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
         modes = (None, *self.metadata["render_modes"])
         self.render_mode = check_choice("render_mode", render_mode, modes)
@@ -227,7 +253,13 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be a dict such as {{'agent_mark': 'O'}}; "
                              f"got {options!r}")
-        mark = check_seat(self.rules, (options or {}).get("agent_mark", self.agent_mark_option))
+        options = options or {}
+        mark = check_seat(self.rules, options.get("agent_mark", self.agent_mark_option))
+        if self._random_start(options):
+            self._start_anywhere()
+            reset_opponent(self.opponent, self.np_random)
+            observation, _, _, _, info = self._finish_step(0.0, None)
+            return observation, info
         if mark == "random":
             mark = "XO"[int(self.np_random.integers(2))]
         self.agent, self.code, self.done = game.MARKS[mark], game.EMPTY_BOARD, False
@@ -281,6 +313,23 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         if self.done or (self.code is None and self.stones is None):
             return np.zeros(self.rules.n_cells, dtype=bool)
         return self._legal_mask().astype(bool)
+
+    def _random_start(self, options: dict[str, Any]) -> bool:
+        """Whether this episode starts at a random position (drawing the coin if need be)."""
+        if "start" in options:
+            return starts.check_start(options["start"], "options['start']") == "random"
+        chosen = starts.random_starts(self.np_random, 1, self.start, self.start_probability)
+        return chosen is not None and bool(chosen[0])
+
+    def _start_anywhere(self) -> None:
+        """Put the game at a random unfinished position, the agent to move there."""
+        cells, codes = starts.draw_starts(self.rules, self.np_random, 1)
+        self.agent, self.done = int(starts.side_to_move(cells)[0]), False
+        if self.rules.tabled:
+            self.code = int(codes[0])
+        else:
+            self.stones = Stones.at(self.rules, cells[0])
+            self.code = self.stones.code
 
     def _step_stones(self, action: Any):
         stones = self.stones

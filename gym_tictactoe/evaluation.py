@@ -7,7 +7,9 @@ position in one call (an SB3 model is slow one position at a time).
 
 - ``play_games`` / ``results_table``: seeded games against opponents through ``TicTacToeEnv``.
 - ``best_response``: per seat, the best result any opponent can force against the policy, with the
-  shortest losing line. Exact: a backward pass over every position, like the solver's.
+  shortest losing line, and the policy's ``expected`` result against that opponent. Exact: a
+  backward pass over every position, like the solver's.
+- ``exploitability``: OpenSpiel's NashConv of the policy, from the two seats' expected results.
 - ``optimal_move_rate``: over all positions with a move to make (4,520 on 3x3), the fraction
   where the policy's move keeps the game value (``solver.solve().keeps_value``), and the blunders.
 - ``evaluate``: both exact measures from one table of the policy's moves (``policy_moves``).
@@ -19,6 +21,17 @@ policy in one ``act_batch`` call); on bigger boards they raise, and ``play_games
 
 An illegal move (an occupied cell, or anything that is not an integer cell, ``NOT_A_CELL`` in the
 moves table) loses at once, as under the env's ``illegal_action="lose"``.
+
+Stochastic policies. The exact measures ask a policy for one move per position, so a policy that
+draws its moves at random is measured as the deterministic policy it happened to draw: a uniformly
+random player becomes one fixed random move table (a different one per seed), which says nothing
+exact about random play. A stochastic policy should therefore offer its probabilities,
+``action_probabilities(observation, mask) -> (cells,)`` and/or ``action_probabilities_batch(
+observations, masks) -> (N, cells)`` (see ``gym_tictactoe.stochastic``; ``UniformPolicy`` is the
+random player done so). ``best_response`` and ``exploitability`` then use them: ``expected`` is
+the exact expected result against the best response, ``result`` the worst result an opponent can
+bring about with positive probability. The optimal-move rate still scores the move the policy
+returns when called (``policy_moves``).
 """
 
 from __future__ import annotations
@@ -32,16 +45,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe import game, solver
+from gym_tictactoe import game, solver, stochastic
 from gym_tictactoe.env import TicTacToeEnv, as_cell
 from gym_tictactoe.game import Rules
 from gym_tictactoe.opponents import Opponent, Policy, resolve_opponent
 
 __all__ = [
     "NOT_A_CELL", "Blunder", "MoveRate", "Policy", "Record", "Report", "SeatResponse",
-    "SolverPolicy", "best_response", "evaluate", "optimal_move_rate", "play_games",
-    "policy_moves", "results_table", "solver_policy",
+    "SolverPolicy", "UniformPolicy", "best_response", "evaluate", "exploitability",
+    "optimal_move_rate", "play_games", "policy_moves", "results_table", "solver_policy",
 ]
+
+UniformPolicy = stochastic.UniformPolicy
 
 NO_MOVE = -1  # moves table entry where nobody moves: terminal and unreachable codes
 NOT_A_CELL = game.N_CELLS  # 3x3's moves table entry for an output that names no cell (None, 12)
@@ -227,28 +242,74 @@ class SeatResponse:
     ``losing_line`` (when ``result == "loss"``): the shortest such game, absolute cells from the
     empty board, both sides alternately; it ends with the opponent's winning move, or with the
     policy's illegal move (``NOT_A_CELL`` when the output named no cell). None otherwise.
+    ``expected``: the policy's expected result against the best response, +1 a win ... -1 a
+    loss; for a deterministic policy the score of ``result`` (the default). For a stochastic
+    policy ``result`` is the worst result reachable with positive probability.
     """
 
     seat: str
     result: str
     losing_line: tuple[int, ...] | None
+    expected: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.expected is None:
+            object.__setattr__(self, "expected", float(RESULT_SCORES[self.result]))
 
     def as_dict(self) -> dict[str, Any]:
         line = None if self.losing_line is None else list(self.losing_line)
-        return {"seat": self.seat, "result": self.result, "losing_line": line}
+        return {"seat": self.seat, "result": self.result, "losing_line": line,
+                "expected": self.expected}
 
 
 def best_response(
-    policy: Policy, *, moves: npt.ArrayLike | None = None, rows: int | None = None,
-    cols: int | None = None, win_length: int | None = None,
+    policy: Policy, *, moves: npt.ArrayLike | None = None, probabilities: bool | None = None,
+    rows: int | None = None, cols: int | None = None, win_length: int | None = None,
 ) -> dict[str, SeatResponse]:
     """``{"X": SeatResponse, "O": SeatResponse}``, exact over every opponent reply.
 
     ``moves`` (from ``policy_moves``) skips asking the policy again; ``policy`` is then unused.
+    ``probabilities``: measure the policy by its action probabilities (True; the default when it
+    offers them and no ``moves`` are given) or by one move per position (False).
     """
     rules = board_of(policy, rows, cols, win_length)
+    if _stochastic(policy, moves, probabilities):
+        found = stochastic.responses(policy, rules, _span(rules))
+        return {seat: SeatResponse(seat, RESULTS[found[game.MARKS[seat]][1]],
+                                   found[game.MARKS[seat]][2], found[game.MARKS[seat]][0])
+                for seat in SEATS}
     table = _moves_table(policy, moves, rules)
     return {seat: _seat_response(rules, table, game.MARKS[seat]) for seat in SEATS}
+
+
+def _stochastic(policy: Policy, moves: npt.ArrayLike | None, probabilities: bool | None) -> bool:
+    """Whether to measure ``policy`` by its probabilities (see ``best_response``)."""
+    if probabilities is None:
+        return moves is None and stochastic.offers_probabilities(policy)
+    if probabilities and (moves is not None or not stochastic.offers_probabilities(policy)):
+        raise ValueError("probabilities=True needs a policy with action_probabilities(observation,"
+                         " mask) or action_probabilities_batch(observations, masks), and no moves")
+    return bool(probabilities)
+
+
+def exploitability(
+    policy: Policy, *, moves: npt.ArrayLike | None = None, probabilities: bool | None = None,
+    rows: int | None = None, cols: int | None = None, win_length: int | None = None,
+) -> float:
+    """OpenSpiel's NashConv of ``policy`` playing both seats: the sum over the two players of
+    what a best response to the policy gains over the policy itself,
+    ``NashConv = sum_p [max_b u_p(b, policy) - u_p(policy, policy)]``. The game is zero-sum, so
+    ``u_X(policy, policy) + u_O(policy, policy) = 0`` and NashConv is the sum of the best
+    responders' values, ``-(expected_X + expected_O)``, ``expected`` from ``best_response``.
+
+    Between 0 and 2: 0 exactly when the policy gets the game value in both seats (a Nash
+    equilibrium: perfect play on any board, also where the first player wins, e.g. 3x4x3, where
+    +1 as X and -1 as O sum to 0), 2 for a policy that loses in both seats. Arguments as in
+    ``best_response``.
+    """
+    found = best_response(policy, moves=moves, probabilities=probabilities, rows=rows,
+                          cols=cols, win_length=win_length)
+    return 0.0 - (found["X"].expected + found["O"].expected)  # 0.0 - 0.0 is 0.0, never -0.0
 
 
 def _seat_response(rules: Rules, moves: npt.NDArray, me: int) -> SeatResponse:
@@ -402,12 +463,18 @@ class Report:
         optimal = all(r.result == self.perfect_results[seat] for seat, r in seats)
         return optimal and self.move_rate.rate == 1.0
 
+    @property
+    def exploitability(self) -> float:
+        """NashConv, from the seats' expected results (see ``exploitability``)."""
+        return 0.0 - (self.best_response["X"].expected + self.best_response["O"].expected)
+
     def as_dict(self, max_blunders: int = 5) -> dict[str, Any]:
         """JSON-friendly: results and lines per seat, the rate, and the first few blunders."""
         rate = self.move_rate
         return {
             "perfect": self.perfect,
             "perfect_results": dict(self.perfect_results),
+            "exploitability": self.exploitability,
             "best_response": {seat: r.as_dict() for seat, r in self.best_response.items()},
             "optimal_move_rate": rate.rate,
             "positions": rate.positions,
@@ -416,15 +483,21 @@ class Report:
         }
 
 
-def evaluate(policy: Policy, *, rows: int | None = None, cols: int | None = None,
-             win_length: int | None = None) -> Report:
-    """Best response per seat and optimal-move rate, asking the policy about each position once.
-    The board: the sizes given, else the policy's own, else 3x3 (solved boards only)."""
+def evaluate(policy: Policy, *, probabilities: bool | None = None, rows: int | None = None,
+             cols: int | None = None, win_length: int | None = None) -> Report:
+    """Best response per seat and optimal-move rate, asking the policy about each position once
+    (twice for a stochastic policy: its probabilities for the best response, as
+    ``best_response``'s ``probabilities`` says, and its move for the rate). The board: the sizes
+    given, else the policy's own, else 3x3 (solved boards only)."""
     rules = board_of(policy, rows, cols, win_length)
     board = {"rows": rules.rows, "cols": rules.cols, "win_length": rules.win_length}
     moves = policy_moves(policy, **board)
-    return Report(best_response(policy, moves=moves, **board),
-                  optimal_move_rate(policy, moves=moves, **board), perfect_results(rules))
+    if _stochastic(policy, None, probabilities):
+        response = best_response(policy, probabilities=True, **board)
+    else:
+        response = best_response(policy, moves=moves, **board)
+    return Report(response, optimal_move_rate(policy, moves=moves, **board),
+                  perfect_results(rules))
 
 
 def perfect_results(rules: Rules = game.TICTACTOE) -> dict[str, str]:

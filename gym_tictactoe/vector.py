@@ -16,7 +16,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from gym_tictactoe import game, rendering
+from gym_tictactoe import game, rendering, starts
 from gym_tictactoe.env import ILLEGAL_ACTIONS, VIEWS, as_cell, check_choice, check_seat
 from gym_tictactoe.opponents import Opponent
 from gym_tictactoe.vector_boards import make_boards
@@ -52,7 +52,9 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
     agent's point of view, 0 empty, 1 the agent's mark, 2 the opponent's.
 
     ## Starting State
-    Empty boards, or, where the agent plays O, the board after the opponent's first move.
+    Empty boards, or, where the agent plays O, the board after the opponent's first move. With
+    ``start="random"`` each new episode starts with probability ``start_probability`` at a random
+    unfinished position, its agent playing the side to move there, as in ``TicTacToeEnv``.
 
     ## Rewards
     float32 ``(num_envs,)``: +1 win, -1 loss or illegal move, 0 draw and every other step.
@@ -86,9 +88,12 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
     * ``illegal_action``: ``"lose"`` or ``"raise"`` (a ``ValueError``, before any board moves).
     * ``render_mode``: ``None`` or ``"ansi"`` (one text board per env).
     * ``rows``, ``cols``, ``win_length``: the board, as in ``TicTacToeEnv``. Default 3, 3, 3.
+    * ``start``, ``start_probability``: exploring starts, as in ``TicTacToeEnv`` (a coin per
+      board per episode). ``reset(options={"start": "random"})`` starts the boards reset by that
+      call at random positions (``"empty"``: on empty boards); autoresets follow ``start``.
 
     ## Version History
-    * v0: initial version.
+    * v0: initial version; ``start`` and ``start_probability`` added, the default unchanged.
     """
 
     metadata = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -104,6 +109,8 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         rows: int = 3,
         cols: int = 3,
         win_length: int = 3,
+        start: str = "empty",
+        start_probability: float = 1.0,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) \
                 or not 1 <= num_envs <= MAX_NUM_ENVS:
@@ -117,6 +124,8 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
         modes = (None, *self.metadata["render_modes"])
         self.render_mode = check_choice("render_mode", render_mode, modes)
+        self.start = starts.check_start(start)
+        self.start_probability = starts.check_start_probability(start_probability)
         n = self.rules.n_cells
         self.single_observation_space = spaces.MultiDiscrete([3] * n, dtype=np.int8)
         self.single_action_space = spaces.Discrete(n)
@@ -140,16 +149,20 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[npt.NDArray[np.int8], dict[str, Any]]:
         """Reset every board, or only ``options["reset_mask"]``'s; ``options["agent_mark"]``
-        overrides the seat for this reset."""
+        overrides the seat and ``options["start"]`` the start (``"empty"`` or ``"random"``) for
+        this reset."""
         super().reset(seed=seed)
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be a dict such as {{'agent_mark': 'O'}} or "
                              f"{{'reset_mask': mask}}; got {options!r}")
         options = options or {}
         mark = check_seat(self.rules, options.get("agent_mark", self.agent_mark_option))
+        start = options.get("start")
+        if start is not None:
+            starts.check_start(start, "options['start']")
         boards = self._reset_boards(options.get("reset_mask"))
         opponent_action = self._no_moves()
-        self._restart(boards, mark, opponent_action)
+        self._restart(boards, mark, opponent_action, start)
         self._started = True
         return self._observations(), self._infos(opponent_action, np.zeros_like(self.ended))
 
@@ -203,20 +216,39 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
                              f"({self.num_envs},); got {reset_mask!r}")
         return np.flatnonzero(reset_mask)
 
-    def _restart(self, boards: Boards, mark: str, opponent_action: Cells) -> None:
-        """New episodes on ``boards``: draw seats, reset the opponent, let it open as X."""
+    def _restart(self, boards: Boards, mark: str, opponent_action: Cells,
+                 start: str | None = None) -> None:
+        """New episodes on ``boards``: draw seats (or random starts, ``start`` overriding the
+        env's), reset the opponent, let it open as X where the game starts empty."""
         if boards.size == 0:  # most steps: no board waits for its reset
             return
         rng = self.np_random
+        anywhere = self._random_starts(boards, start)
+        empty = boards if anywhere is None else boards[~anywhere]
         if mark == "random":
-            self.agents[boards] = rng.integers(game.X, game.O + 1, size=boards.size)
+            self.agents[empty] = rng.integers(game.X, game.O + 1, size=empty.size)
         else:
-            self.agents[boards] = game.MARKS[mark]
+            self.agents[empty] = game.MARKS[mark]
         self.positions.restart(boards)
+        if anywhere is not None:
+            self._start_anywhere(boards[anywhere])
         self.ended[boards] = False
         self.opponent.reset(boards, rng)
-        first = boards[self.agents[boards] == game.O]
+        first = empty[self.agents[empty] == game.O]
         opponent_action[first] = self._reply(first)
+
+    def _random_starts(self, boards: Boards, start: str | None) -> npt.NDArray[np.bool_] | None:
+        """Which of ``boards`` start at a random position; None for none (no draw at all)."""
+        if start is not None:
+            return np.full(boards.size, True) if start == "random" else None
+        return starts.random_starts(self.np_random, boards.size, self.start,
+                                    self.start_probability)
+
+    def _start_anywhere(self, boards: Boards) -> None:
+        """Random unfinished positions on ``boards``, each agent to move there."""
+        cells, codes = starts.draw_starts(self.rules, self.np_random, boards.size)
+        self.agents[boards] = starts.side_to_move(cells)
+        self.positions.place(boards, cells, codes)
 
     def _reply(self, boards: Boards) -> Cells:
         if boards.size == 0:

@@ -38,6 +38,11 @@ class CodeBoards:
     def restart(self, boards: Boards) -> None:
         self.codes[boards] = game.EMPTY_BOARD
 
+    def place(self, boards: Boards, cells: npt.NDArray[np.int8],
+              codes: npt.NDArray[np.int64]) -> None:
+        """Unfinished positions on ``boards`` (random starts): their cells and codes."""
+        self.codes[boards] = codes
+
     def legal(self, cells: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
         """Whether each board's cell (0..n-1) is a legal move there now."""
         return self._legal.take(self.codes * self.n + cells) == 1
@@ -94,6 +99,18 @@ class CellBoards:
         self._marks[boards] = 0
         if self.codes is not None:
             self.codes[boards] = game.EMPTY_BOARD
+
+    def place(self, boards: Boards, cells: npt.NDArray[np.int8],
+              codes: npt.NDArray[np.int64] | None) -> None:
+        """Unfinished positions on ``boards`` (random starts), seen by the agents already set
+        for them: their absolute cells, and their codes where the board keeps codes."""
+        self.board[boards, :-1] = cells
+        own = cells == self.agents[boards, None]
+        self.view[boards] = np.where(cells == game.EMPTY, 0, np.where(own, 1, 2))
+        self._winner[boards] = game.NO_WINNER
+        self._marks[boards] = (cells != game.EMPTY).sum(axis=1)
+        if self.codes is not None:
+            self.codes[boards] = codes if codes is not None else cells @ self.rules.pow3
 
     def legal(self, cells: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
         free = self.board[np.arange(len(cells)), cells] == game.EMPTY

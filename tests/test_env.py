@@ -3,6 +3,7 @@
 import subprocess
 import sys
 import warnings
+from collections import Counter
 
 import gymnasium as gym
 import numpy as np
@@ -255,3 +256,160 @@ def test_gymnasium_render_mode_conveniences_still_work():
     env = gym.make("TicTacToe-v0", render_mode="rgb_array_list")  # RenderCollection
     env.reset(seed=0)
     assert len(env.render()) == 1
+
+
+# --- exploring starts ---------------------------------------------------------------------------
+
+
+def start_pool(rules):
+    """Every reachable unfinished position, found by playing out every game (independent of
+    gym_tictactoe.starts); only for small boards."""
+    seen, frontier = set(), [0]
+    while frontier:
+        code = frontier.pop()
+        if code in seen or rules.is_terminal(code):
+            continue
+        seen.add(code)
+        frontier += [rules.play(code, cell) for cell in rules.legal_moves(code)]
+    return seen
+
+
+def start_of(info, rules):
+    """The code of the board at a reset, and the side to move there by counting marks."""
+    board = info["board"]
+    return rules.encode(board), "X" if (board != 0).sum() % 2 == 0 else "O"
+
+
+@pytest.mark.parametrize("size", [(3, 3, 3), (1, 13, 3), (6, 6, 4)])
+def test_random_start_env_passes_the_checkers(size):
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    kwargs = dict(zip(("rows", "cols", "win_length"), size, strict=True), start="random")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(gym.make("TicTacToe-v0", opponent="random", **kwargs).unwrapped)
+        sb3_check_env(TicTacToeEnv(opponent="heuristic", start_probability=0.5, **kwargs))
+
+
+def test_random_starts_are_uniform_over_the_unfinished_positions():
+    rules = game.rules(1, 3, 2)  # ten unfinished positions: easy to count by hand
+    env = TicTacToeEnv(start="random", agent_mark="O", rows=1, cols=3, win_length=2)
+    pool = start_pool(rules)
+    assert len(pool) == 10
+    env.reset(seed=0)
+    counts = Counter()
+    for _ in range(5000):
+        obs, info = env.reset()
+        code, mover = start_of(info, rules)
+        assert info["agent_mark"] == env.agent_mark == mover  # not the "O" asked for
+        assert "opponent_action" not in info
+        assert np.array_equal(obs, info["board"] if mover == "X" else game.SWAP[info["board"]])
+        counts[code] += 1
+    assert set(counts) == pool
+    assert all(abs(count - 500) < 100 for count in counts.values())  # sd ~21
+
+
+def test_random_starts_on_3x3_are_reachable_positions_and_the_game_goes_on():
+    rules, env = game.TICTACTOE, TicTacToeEnv(start="random", opponent="minimax")
+    pool, codes = start_pool(rules), set()
+    for seed in range(300):
+        _, info = env.reset(seed=seed)
+        code, mover = start_of(info, rules)
+        assert code in pool and info["agent_mark"] == mover
+        assert np.array_equal(info["action_mask"], (info["board"] == 0).astype(np.int8))
+        codes.add(code)
+        _, _, _, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        assert info["agent_mark"] == mover
+    assert len(codes) > 250  # 300 draws from 4,520 positions rarely repeat
+
+
+@pytest.mark.parametrize("size", [(1, 13, 3), (6, 6, 4), (15, 15, 5)])
+def test_random_starts_on_big_boards_are_unfinished_and_seeded(size):
+    kwargs = dict(zip(("rows", "cols", "win_length"), size, strict=True))
+    rules, env = game.rules(*size), TicTacToeEnv(start="random", opponent="random", **kwargs)
+    marks = set()
+    for seed in range(30):
+        _, info = env.reset(seed=seed)
+        code, mover = start_of(info, rules)
+        assert not rules.is_terminal(code) and info["agent_mark"] == mover
+        assert np.array_equal(env.reset(seed=seed)[1]["board"], info["board"])
+        marks.add(int((info["board"] != 0).sum()))
+        done = False
+        while not done:  # the game goes on from there under the usual rules
+            board = info["board"]
+            _, reward, done, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        winner = info["winner"]
+        assert reward == (0 if winner is None else 1 if winner == info["agent_mark"] else -1)
+        assert (winner is None) == (rules.winner(rules.encode(info["board"])) == game.NO_WINNER)
+        assert (board != 0).sum() < (info["board"] != 0).sum()
+    assert len(marks) > 5  # starts of many lengths
+
+
+def test_start_probability_mixes_random_and_empty_starts():
+    env = TicTacToeEnv(start="random", start_probability=0.3, agent_mark="X")
+    env.reset(seed=1)
+    started = [env.reset()[1]["board"].any() for _ in range(4000)]
+    assert 0.27 < np.mean(started) < 0.33  # sd 0.007; the empty board is 1 in 4,520 starts
+    env = TicTacToeEnv(start="random", start_probability=0.0)
+    assert not any(env.reset(seed=s)[1]["board"].any() for s in range(50))
+
+
+def test_the_start_option_overrides_for_one_reset():
+    env = TicTacToeEnv(agent_mark="X")
+    boards = [env.reset(seed=s, options={"start": "random"})[1]["board"] for s in range(20)]
+    assert sum(board.any() for board in boards) >= 19
+    assert not env.reset(seed=0)[1]["board"].any()  # the next reset is the env's own start
+    env = TicTacToeEnv(start="random", agent_mark="X")
+    assert not any(env.reset(seed=s, options={"start": "empty"})[1]["board"].any()
+                   for s in range(20))
+
+
+@pytest.mark.parametrize("opponent", ["random", "minimax", "montecarlo", "random+minimax"])
+@pytest.mark.parametrize("agent_mark", ["X", "O", "random"])
+def test_the_default_start_draws_exactly_what_it_drew_before(opponent, agent_mark):
+    """start="empty" (and start="random" with probability 0) take nothing more from the seeded
+    generator: the episodes equal the default env's (whose 3x3 games tests/data pins)."""
+    make = lambda **kw: TicTacToeEnv(opponent, agent_mark, **kw)  # noqa: E731
+    expected = rollout(make(), seed=5, n_episodes=8)
+    for kwargs in ({"start": "empty"}, {"start": "random", "start_probability": 0.0},
+                   {"start": "empty", "start_probability": 0.5}):
+        assert data_equivalence(rollout(make(**kwargs), seed=5, n_episodes=8), expected,
+                                exact=True)
+
+
+def test_a_default_reset_takes_nothing_from_the_seeded_generator():
+    """Seat X against a heuristic opponent draws nothing at reset: neither may the start."""
+    for kwargs in ({}, {"start": "empty"}, {"start": "random", "start_probability": 0.0}):
+        env = TicTacToeEnv(opponent="heuristic", agent_mark="X", **kwargs)
+        env.reset(seed=5)
+        fresh, _ = gym.utils.seeding.np_random(5)
+        assert env.np_random.bit_generator.state == fresh.bit_generator.state
+    env = TicTacToeEnv(opponent="heuristic", agent_mark="X", start="random")
+    env.reset(seed=5)
+    assert env.np_random.bit_generator.state != fresh.bit_generator.state
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"start": "middle"}, r"start must be one of \['empty', 'random'\]; got 'middle'"),
+        ({"start": None}, r"start must be one of \['empty', 'random'\]; got None"),
+        ({"start_probability": 1.5}, r"start_probability must be a number in \[0, 1\]; got 1.5"),
+        ({"start_probability": -0.1}, r"in \[0, 1\]; got -0.1"),
+        ({"start_probability": float("nan")}, r"in \[0, 1\]; got nan"),
+        ({"start_probability": "0.5"}, r"in \[0, 1\]; got '0.5'"),
+        ({"start_probability": True}, r"in \[0, 1\]; got True"),
+    ],
+)
+def test_bad_start_arguments_fail_at_construction(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        TicTacToeEnv(**kwargs)
+    with pytest.raises(ValueError, match=message):
+        gym.make("TicTacToe-v0", **kwargs)
+
+
+@pytest.mark.parametrize("start", ["Random", 1, None])
+def test_a_bad_start_option_names_the_allowed_ones(start):
+    env = TicTacToeEnv()
+    with pytest.raises(ValueError, match=r"options\['start'\] must be one of \['empty', "):
+        env.reset(seed=0, options={"start": start})

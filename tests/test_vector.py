@@ -441,3 +441,107 @@ def test_reset_options_must_be_a_dict(options):
 def test_num_envs_has_a_limit(num_envs):
     with pytest.raises(ValueError, match=r"num_envs must be a positive integer up to 16,777,216"):
         TicTacToeVectorEnv(num_envs)
+
+
+# --- exploring starts ---------------------------------------------------------------------------
+
+
+def relative(boards: np.ndarray, agents: np.ndarray) -> np.ndarray:
+    return np.where(agents[:, None] == game.X, boards, game.SWAP[boards])
+
+
+def check_random_starts(rules: game.Rules, obs, info, boards: np.ndarray) -> None:
+    """``boards`` began episodes at unfinished positions, their agents to move there."""
+    cells = info["board"][boards]
+    marks = (cells != 0).sum(axis=1)
+    assert (info["agent_mark"][boards] == np.where(marks % 2 == 0, game.X, game.O)).all()
+    assert not info["_opponent_action"][boards].any()
+    assert not any(rules.is_terminal(rules.encode(board)) for board in cells)
+    assert np.array_equal(info["action_mask"][boards], (cells == 0).astype(np.int8))
+
+
+@pytest.mark.parametrize("size", [(3, 3, 3), (1, 13, 3), (6, 6, 4)])
+def test_random_starts_begin_every_episode_and_play_on_by_the_rules(size):
+    rules = game.rules(*size)
+    kwargs = dict(zip(("rows", "cols", "win_length"), size, strict=True))
+    vec = TicTacToeVectorEnv(64, opponent="random", start="random", **kwargs)
+    obs, info = vec.reset(seed=0)
+    check_random_starts(rules, obs, info, np.arange(64))
+    assert len({int((board != 0).sum()) for board in info["board"]}) > 3
+    rng, ended, restarted = np.random.default_rng(1), np.zeros(64, bool), 0
+    for _ in range(40):
+        actions = np.argmax(rng.random(info["action_mask"].shape) + info["action_mask"], axis=1)
+        obs, _, terminated, _, info = vec.step(actions)
+        assert np.array_equal(obs, relative(info["board"], info["agent_mark"]))
+        check_random_starts(rules, obs, info, np.flatnonzero(ended))
+        for board in np.flatnonzero(terminated):
+            winner = rules.winner(rules.encode(info["board"][board]))
+            assert info["winner"][board] == winner
+        restarted += ended.sum()
+        ended = terminated
+    assert restarted > 64  # boards went through autoresets, each to a random start
+
+
+def test_vector_random_starts_are_uniform_over_the_unfinished_positions():
+    rules = game.rules(1, 3, 2)  # ten unfinished positions
+    vec = TicTacToeVectorEnv(5000, start="random", rows=1, cols=3, win_length=2)
+    _, info = vec.reset(seed=0)
+    counts = np.unique(info["board"] @ rules.pow3, return_counts=True)[1]
+    assert counts.size == 10 and (np.abs(counts - 500) < 100).all()
+
+
+def test_vector_start_probability_and_the_start_option():
+    vec = TicTacToeVectorEnv(4000, start="random", start_probability=0.25, agent_mark="X")
+    _, info = vec.reset(seed=0)
+    assert 0.23 < info["board"].any(axis=1).mean() < 0.27  # sd 0.007
+    made = gym.make_vec("TicTacToe-v0", num_envs=8, vectorization_mode="vector_entry_point",
+                        start="random", start_probability=0.5)
+    assert (made.start, made.start_probability) == ("random", 0.5)
+    plain = TicTacToeVectorEnv(8, agent_mark="X")
+    _, info = plain.reset(seed=0, options={"start": "random"})
+    assert info["board"].any(axis=1).sum() >= 7
+    mask = np.array([True, False] * 4)
+    _, info = plain.reset(options={"start": "empty", "reset_mask": mask})
+    assert not info["board"][mask].any() and info["board"][~mask].any(axis=1).sum() >= 3
+    plain.step(np.argmax(info["action_mask"], axis=1))
+    _, info = plain.reset(options={"reset_mask": ~mask})  # the env's own start again: empty
+    assert not info["board"][~mask].any()
+
+
+@pytest.mark.parametrize("agent_mark", ["X", "O", "random"])
+def test_the_vector_default_start_draws_exactly_what_it_drew_before(agent_mark):
+    make = lambda **kw: TicTacToeVectorEnv(  # noqa: E731
+        8, opponent="random+epsilon:epsilon=0.3+minimax*2", agent_mark=agent_mark, **kw)
+    expected = rollout(make(), 3)
+    for kwargs in ({"start": "empty"}, {"start": "random", "start_probability": 0.0}):
+        assert data_equivalence(rollout(make(**kwargs), 3), expected, exact=True)
+
+
+def test_a_default_vector_reset_takes_nothing_from_the_seeded_generator():
+    for kwargs in ({}, {"start": "empty"}, {"start": "random", "start_probability": 0.0}):
+        vec = TicTacToeVectorEnv(4, opponent="heuristic", agent_mark="X", **kwargs)
+        vec.reset(seed=5)
+        fresh, _ = gym.utils.seeding.np_random(5)
+        assert vec.np_random.bit_generator.state == fresh.bit_generator.state
+
+
+def test_vector_random_starts_are_seeded():
+    make = lambda: TicTacToeVectorEnv(8, start="random", start_probability=0.5)  # noqa: E731
+    assert data_equivalence(rollout(make(), 3), rollout(make(), 3), exact=True)
+    assert not data_equivalence(rollout(make(), 3), rollout(make(), 4), exact=True)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"start": "anywhere"}, r"start must be one of \['empty', 'random'\]; got 'anywhere'"),
+        ({"start_probability": 2}, r"start_probability must be a number in \[0, 1\]; got 2"),
+        ({"start_probability": None}, r"in \[0, 1\]; got None"),
+    ],
+)
+def test_bad_start_arguments_fail_at_vector_construction(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        TicTacToeVectorEnv(2, **kwargs)
+    vec = TicTacToeVectorEnv(2)
+    with pytest.raises(ValueError, match=r"options\['start'\] must be one of"):
+        vec.reset(seed=0, options={"start": kwargs.get("start", 0.5)})

@@ -1,0 +1,105 @@
+"""Exploring starts: episodes that begin at a random position instead of the empty board.
+
+A game started from the empty board rarely reaches the positions off the agent's own line, so a
+learner never sees them; starting some episodes at a random position, the agent playing the
+side to move there, shows it the rest of the game.
+
+- On boards of at most ``game.SOLVED_CELLS`` (16) cells the start is drawn uniformly from every
+  reachable position that is not finished (4,520 on 3x3, the empty board among them).
+- On bigger boards the positions cannot be enumerated: the start is the empty board after a
+  random number of uniformly random moves (the number uniform in ``0..cells-1``), stopping before
+  a move that would win. So it is not uniform over positions: it favours the ones that many move
+  orders reach, and boards where the first moves often win stop early.
+
+Every draw comes from the generator passed in (the env's ``np_random``).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gym_tictactoe import game
+from gym_tictactoe.game import Rules
+
+STARTS = ("empty", "random")
+
+
+def check_start(start: Any, name: str = "start") -> str:
+    if not isinstance(start, str) or start not in STARTS:
+        raise ValueError(f"{name} must be one of {list(STARTS)}; got {start!r}")
+    return start
+
+
+def check_start_probability(probability: Any) -> float:
+    """A float in [0, 1]: the chance that an episode of a ``start="random"`` env starts at a
+    random position."""
+    if isinstance(probability, bool | np.bool_) or not isinstance(
+            probability, int | float | np.integer | np.floating) \
+            or not 0.0 <= probability <= 1.0:  # also False for NaN
+        raise ValueError(f"start_probability must be a number in [0, 1]; got {probability!r}")
+    return float(probability)
+
+
+def random_starts(rng: np.random.Generator, size: int, start: str,
+                  probability: float) -> npt.NDArray[np.bool_] | None:
+    """Which of ``size`` new episodes start at a random position; None when none can (the
+    default, ``start="empty"``, draws nothing from ``rng``). A coin is drawn only when the
+    probability is strictly between 0 and 1."""
+    if start == "empty" or probability == 0.0:
+        return None
+    if probability == 1.0:
+        return np.ones(size, dtype=bool)
+    return rng.random(size) < probability
+
+
+@cache
+def start_codes(rules: Rules) -> npt.NDArray[np.int64]:
+    """Every reachable position of a solvable board that is not finished, by layer then code."""
+    rules.check_solvable("enumerating the start positions")
+    codes = np.concatenate([layer.codes[~layer.terminal] for layer in rules.positions])
+    codes.setflags(write=False)
+    return codes
+
+
+def draw_starts(rules: Rules, rng: np.random.Generator, size: int
+                ) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int64] | None]:
+    """``size`` random start positions: their absolute cells ``(size, cells)`` and, on solvable
+    boards, their codes (see the module docstring for how they are drawn)."""
+    if rules.solvable:
+        pool = start_codes(rules)
+        codes = pool[rng.integers(0, pool.size, size=size)]
+        return rules.cells_of(codes), codes
+    return random_play(rules, rng, size), None
+
+
+def side_to_move(cells: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
+    """The mark to move on each of ``cells`` ``(N, cells)``: X after an even number of marks."""
+    marks = (cells != game.EMPTY).sum(axis=1)
+    return np.where(marks % 2 == 0, game.X, game.O).astype(np.int8)
+
+
+def random_play(rules: Rules, rng: np.random.Generator, size: int) -> npt.NDArray[np.int8]:
+    """``size`` boards after a random number (uniform in 0..cells-1) of uniformly random moves
+    from the empty board, each game stopped before the move that would win it.
+
+    A board's moves are the first cells of a random permutation of all cells, which is a
+    uniformly random empty cell at every move; the loop runs over plies, never over boards."""
+    n = rules.n_cells
+    order = np.argsort(rng.random((size, n)), axis=1)
+    lengths = rng.integers(0, n, size=size)
+    board = np.zeros((size, n + 1), dtype=np.int8)
+    board[:, -1] = -1  # the padding column that rules.wins_at's rays point at
+    going = np.arange(size)
+    for ply in range(int(lengths.max(initial=0))):
+        going = going[lengths[going] > ply]
+        cells, mark = order[going, ply], game.X if ply % 2 == 0 else game.O
+        trial = board[going]
+        trial[np.arange(going.size), cells] = mark
+        wins = rules.wins_at(trial, cells, np.full(going.size, mark, dtype=np.int8))
+        board[going[~wins], cells[~wins]] = mark
+        going = going[~wins]
+    return board[:, :-1].copy()
