@@ -74,39 +74,13 @@ def pick(mask: np.ndarray, rnd: random.Random) -> int:
 # --- contenders: each returns a Play, one unit of work (a game, a step, a rollout) ------------
 
 def ours_single() -> Play:
-    import gymnasium as gym
-
-    import gym_tictactoe  # noqa: F401  (registers TicTacToe-v0)
-
-    env, rnd = gym.make("TicTacToe-v0", opponent="minimax"), random.Random(0)
-    env.reset(seed=0)
-
-    def play() -> int:
-        _, info = env.reset()
-        moves, done = int("opponent_action" in info), False
-        while not done:
-            _, _, done, _, info = env.step(pick(info["action_mask"], rnd))
-            moves += 1 + ("opponent_action" in info)
-        return moves
-    return play
+    return other_boards.ours_single(3, 3, 3, "minimax")
 
 
 def pettingzoo_single() -> Play:
     from pettingzoo.classic import tictactoe_v3
 
-    env, rnd = tictactoe_v3.env(), random.Random(0)
-    env.reset(seed=0)
-
-    def play() -> int:
-        env.reset()
-        moves = 0
-        for _agent in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            done = terminated or truncated
-            env.step(None if done else pick(obs["action_mask"], rnd))
-            moves += not done
-        return moves
-    return play
+    return pettingzoo_speed.aec_loop(tictactoe_v3.env())
 
 
 def openspiel_single() -> Play:

@@ -235,7 +235,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         self.agent = game.X
         self.done = False
         self._no_moves = np.zeros(n, dtype=np.int8)
-        self._window: rendering.Window | None = None
+        self._screen = rendering.Screen(self.render_mode, self.metadata["render_fps"])
 
     @property
     def agent_mark(self) -> str:
@@ -292,21 +292,10 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         if self.render_mode is None:
             gym.logger.warn("render() called with render_mode=None; pass render_mode to make()")
             return None
-        cells, shape = self._board(), self.rules.shape
-        if self.render_mode == "ansi":
-            return rendering.ansi(cells, shape)
-        frame = rendering.rgb_array(cells, shape=shape)
-        if self.render_mode == "rgb_array":
-            return frame
-        if self._window is None:
-            self._window = rendering.Window(fps=self.metadata["render_fps"])
-        self._window.show(frame)
-        return None
+        return self._screen.render(self._board(), self.rules.shape)
 
     def close(self) -> None:
-        if self._window is not None:
-            self._window.close()
-            self._window = None
+        self._screen.close()
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """The legal cells of the current position (for sb3-contrib's MaskablePPO)."""

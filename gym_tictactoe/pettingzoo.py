@@ -166,7 +166,7 @@ class raw_env(AECEnv, EzPickle):
         self._stones: Stones | None = None  # the position on bigger ones
         self._done = True  # no game until reset()
         self.agents: list[str] = []
-        self._window: rendering.Window | None = None
+        self._screen = rendering.Screen(self.render_mode, self.metadata["render_fps"])
 
     def observe(self, agent: str) -> dict[str, npt.NDArray[np.int8]]:
         planes = SIDE.get(agent)
@@ -242,21 +242,10 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode is None:
             logger.warn("render() called with render_mode=None; pass render_mode to env()")
             return None
-        cells, shape = self._grid().ravel(), self.rules.shape
-        if self.render_mode == "ansi":
-            return rendering.ansi(cells, shape)
-        frame = rendering.rgb_array(cells, shape=shape)
-        if self.render_mode == "rgb_array":
-            return frame
-        if self._window is None:
-            self._window = rendering.Window(fps=self.metadata["render_fps"])
-        self._window.show(frame)
-        return None
+        return self._screen.render(self._grid().ravel(), self.rules.shape)
 
     def close(self) -> None:
-        if self._window is not None:
-            self._window.close()
-            self._window = None
+        self._screen.close()
 
     # --- internals ----------------------------------------------------------------------------
 

@@ -144,3 +144,29 @@ class Window:
             self._pygame.display.quit()
             self._pygame.quit()
             self._screen = self._clock = None
+
+
+class Screen:
+    """``render()`` for an env's ``render_mode``: the text, the image, or the image shown in a
+    ``Window`` opened on first use (``close`` closes it). Shared by the single-agent and the
+    two-player env."""
+
+    def __init__(self, render_mode: str | None, fps: int) -> None:
+        self.render_mode, self.fps = render_mode, fps
+        self.window: Window | None = None
+
+    def render(self, cells: npt.NDArray[np.int8], shape: Shape) -> Any:
+        if self.render_mode == "ansi":
+            return ansi(cells, shape)
+        frame = rgb_array(cells, shape=shape)
+        if self.render_mode == "rgb_array":
+            return frame
+        if self.window is None:
+            self.window = Window(fps=self.fps)
+        self.window.show(frame)
+        return None
+
+    def close(self) -> None:
+        if self.window is not None:
+            self.window.close()
+            self.window = None

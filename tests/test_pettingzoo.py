@@ -358,9 +358,9 @@ def test_render_modes(size, fast_window):
     assert frame.shape[0] * cols == frame.shape[1] * rows
     window = pz.env(render_mode="human", **board_kwargs(size))
     window.reset()
-    assert window.render() is None and window.unwrapped._window is not None
+    assert window.render() is None and window.unwrapped._screen.window is not None
     window.close()
-    assert window.unwrapped._window is None
+    assert window.unwrapped._screen.window is None
     with pytest.warns(UserWarning, match="render_mode=None"):
         quiet = pz.env()
         quiet.reset()
