@@ -12,15 +12,16 @@ Two layouts behind one interface:
 - **dense**, boards of at most ``game.TABLE_CELLS`` (12) cells, 3x3 among them: every code is its
   own slot and its row is its canonical code, so the table has 3**cells rows, most of them never
   used (3x3: 19,683 rows, 627 of them reachable positions with a move to make).
-- **compact**, 13-16 cells, where 3**16 rows of 16 float64 would take 5.5 GB: the slots are the
-  observations of the reachable positions with a move to make (``rules.positions``). An X-to-move
-  position's observation is its code; an O-to-move position's has X and O swapped, so it holds one
-  fewer of its own marks than of the other's while an X-to-move one holds as many: the two sets
-  never meet, and one int32 array over the 3**cells codes maps an observation to its slot (-1 for
-  none). Rows are the distinct canonical boards in code order: 4x4x4 has 9,062,619 slots in
-  1,135,214 rows, 4x4x3 3,463,541 slots in 434,205 rows. Memory on 4x4x4: the slot array 172 MB,
-  rows and columns per slot 36 + 145 MB, the agent's values and visit counts 145 + 145 MB; built
-  in a few seconds (the positions, then one pass over them), once per process and board.
+- **compact**, 13-16 cells, where 3**16 rows of 16 float64 would take 5.5 GB: only the
+  observations of the reachable positions with a move to make (``rules.positions``) are known.
+  An X-to-move position's observation is its code; an O-to-move position's has X and O swapped,
+  so it holds one fewer of its own marks than of the other's while an X-to-move one holds as
+  many: the two sets never meet, and one int32 per code (3**cells of them) says where an
+  observation goes: its row and the symmetry that takes it to its canonical board, or -1 for
+  none. Rows are the distinct canonical boards in code order: 4x4x4 has 9,062,619 observations
+  in 1,135,214 rows, 4x4x3 3,463,541 in 434,205. Memory on 4x4x4: the int32 per code 172 MB,
+  the cell classes per row 18 MB, the agent's values and visit counts 145 + 145 MB; built in a
+  few seconds (the positions, then one pass over them), once per process and board.
 """
 
 from __future__ import annotations
@@ -42,14 +43,11 @@ Locate = Callable[[npt.ArrayLike], tuple[int, list[int], list[int]]]
 
 @dataclass(frozen=True, eq=False)
 class QIndex:
-    """Slots of observations on one board, and the row and columns of each slot."""
+    """Where the values of each observation of one board live in the agent's table."""
 
     rules: Rules
     symmetric: bool
     n_rows: int
-    rows: npt.NDArray[np.integer]  # (slots,)
-    columns: npt.NDArray[np.integer]  # (slots, cells)
-    slots: npt.NDArray[np.int32] | None  # per code; None: every code is its own slot (dense)
 
     def __deepcopy__(self, memo: dict) -> QIndex:
         return self  # read-only, and hundreds of MB on 16 cells: copies of an agent share it
@@ -60,14 +58,64 @@ class QIndex:
         return self.n_rows, self.rules.n_cells
 
     def locate(self, codes: npt.NDArray[np.int64]) -> tuple[npt.NDArray, npt.NDArray, npt.NDArray]:
-        """Per observation code: its row, its cells' columns, and whether it has a slot at all
+        """Per observation code: its row, its cells' columns, and whether the index knows it
         (unknown observations get row 0 and must be masked by the caller)."""
-        if self.slots is None:
-            return self.rows[codes], self.columns[codes], np.ones(codes.shape, dtype=bool)
+        raise NotImplementedError
+
+    def locate_one(self, code: int) -> tuple[int, list[int]] | None:
+        """One code's row and columns, or None when the index does not know it."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, eq=False)
+class DenseIndex(QIndex):
+    """Every code of a board of at most 12 cells has its row and columns."""
+
+    rows: npt.NDArray[np.int64]  # (codes,)
+    columns: npt.NDArray[np.int8]  # (codes, cells)
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows.nbytes + self.columns.nbytes
+
+    def locate(self, codes):
+        return self.rows[codes], self.columns[codes], np.ones(codes.shape, dtype=bool)
+
+    def locate_one(self, code: int) -> tuple[int, list[int]] | None:
+        if not 0 <= code < self.rules.n_codes:
+            return None
+        return int(self.rows[code]), self.columns[code].tolist()
+
+
+@dataclass(frozen=True, eq=False)
+class CompactIndex(QIndex):
+    """The observations of positions with a move to make, on 13-16 cells. Per code one int32,
+    ``row * symmetries + s`` with s the symmetry that takes the observation to its canonical
+    board (-1: no such observation), and per row the class of each cell of the canonical board
+    (its lowest equivalent cell): cell a of the observation has column
+    ``cell_classes[row][inverse_symmetries[s][a]]``. Columns per observation would take 145 MB
+    more on 4x4x4."""
+
+    slots: npt.NDArray[np.int32]  # (codes,)
+    cell_classes: npt.NDArray[np.int8]  # (rows, cells)
+
+    @property
+    def nbytes(self) -> int:
+        return self.slots.nbytes + self.cell_classes.nbytes
+
+    def locate(self, codes):
         slots = self.slots[codes]
         known = slots >= 0
-        slots = np.where(known, slots, 0)
-        return self.rows[slots], self.columns[slots], known
+        rows, symmetries = np.divmod(np.where(known, slots, 0), len(self.rules.symmetries))
+        inverse = self.rules.inverse_symmetries[symmetries]
+        return rows, self.cell_classes[rows[:, None], inverse], known
+
+    def locate_one(self, code: int) -> tuple[int, list[int]] | None:
+        slot = int(self.slots[code]) if 0 <= code < self.rules.n_codes else -1
+        if slot < 0:
+            return None
+        row, symmetry = divmod(slot, len(self.rules.symmetries))
+        return row, self.cell_classes[row][self.rules.inverse_symmetries[symmetry]].tolist()
 
 
 def index(rules: Rules, symmetric: bool = True) -> QIndex:
@@ -105,41 +153,42 @@ def symmetry_tables(symmetric: bool = True, rules: Rules = game.TICTACTOE
 
 
 @cache
-def _dense(rules: Rules, symmetric: bool) -> QIndex:
+def _dense(rules: Rules, symmetric: bool) -> DenseIndex:
     rows, columns = symmetry_tables(symmetric, rules)
-    return QIndex(rules, symmetric, rules.n_codes, rows, columns, None)
+    return DenseIndex(rules, symmetric, rules.n_codes, rows, columns)
 
 
 @cache
-def _compact(rules: Rules) -> QIndex:
-    """Slots in the order of ``rules.positions`` (by layer, then absolute code)."""
+def _compact(rules: Rules) -> CompactIndex:
+    """Observations taken in the order of ``rules.positions`` (by layer, then absolute code)."""
     layers = [(layer.codes[~layer.terminal], layer.mark) for layer in rules.positions]
     total = sum(codes.size for codes, _ in layers)
-    codes = np.empty(total, dtype=np.int64)  # observation codes, then canonical codes
-    columns = np.empty((total, rules.n_cells), dtype=np.int8)
-    canonical = np.empty(total, dtype=np.int64)
-    done = 0
+    codes, canonical = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
+    symmetry, done = np.empty(total, dtype=np.int8), 0
     for playing, mark in layers:
         for start in range(0, playing.size, CHUNK):
             cells = rules.cells_of(playing[start : start + CHUNK])
             if mark == game.O:  # seen from O's side
                 cells = game.SWAP[cells]
-            part = slice(done, done + len(cells))
-            images = _images(rules, cells)
+            part, images = slice(done, done + len(cells)), _images(rules, cells)
+            symmetry[part] = images.argmin(axis=1)  # the first symmetry reaching the minimum
             codes[part], canonical[part] = images[:, 0], images.min(axis=1)
-            columns[part] = _columns(rules, images, canonical[part])
             done += len(cells)
-    # The rank of each canonical code among them all is its row: counted in the slot array
-    # (no sort, no second array over 3**cells codes), which then takes its own values.
+    # The rank of a canonical code among them all is its row: counted in the slot array (no
+    # sort, no second array over 3**cells codes), which then takes its own values.
     slots = np.zeros(rules.n_codes, dtype=np.int32)
     slots[canonical] = 1
+    classes = np.flatnonzero(slots)  # the canonical boards in code order, one per row
     np.cumsum(slots, out=slots)
     rows = slots[canonical] - 1
+    del canonical
     slots.fill(-1)
-    slots[codes] = np.arange(total, dtype=np.int32)
-    for table in (rows, columns, slots):
+    slots[codes] = rows * len(rules.symmetries) + symmetry
+    cell_classes = np.concatenate([_columns(rules, _images(rules, rules.cells_of(part)), part)
+                                   for part in np.array_split(classes, -(-classes.size // CHUNK))])
+    for table in (slots, cell_classes):
         table.setflags(write=False)
-    return QIndex(rules, True, int(rows.max()) + 1, rows, columns, slots)
+    return CompactIndex(rules, True, classes.size, slots, cell_classes)
 
 
 def _images(rules: Rules, cells: npt.NDArray[np.int8]) -> npt.NDArray[np.int64]:
@@ -181,21 +230,19 @@ def locator(qindex: QIndex) -> Locate:
 
 
 def numpy_locator(qindex: QIndex) -> Locate:
-    """The look-up on any board: the code by a dot product, then array look-ups."""
-    rules, slots, rows, columns = qindex.rules, qindex.slots, qindex.rows, qindex.columns
-    pow3, n_codes = rules.pow3, rules.n_codes
+    """The look-up on any board: the code by a dot product, then the index's arrays."""
+    rules, locate_one = qindex.rules, qindex.locate_one
 
     def locate(obs: npt.ArrayLike) -> tuple[int, list[int], list[int]]:
         cells = np.asarray(obs)
         try:
-            code = int(cells @ pow3)
+            found = locate_one(int(cells @ rules.pow3)) if cells.shape == (rules.n_cells,) else None
         except (ValueError, TypeError):
-            code = -1
-        slot = -1 if not 0 <= code < n_codes else code if slots is None else int(slots[code])
-        if slot < 0 or cells.shape != (rules.n_cells,):
+            found = None
+        if found is None:
             raise ValueError(f"an observation is {rules.n_cells} cells of 0, 1 or 2 from a "
                              f"{rules.name} position with a move to make; got {obs!r}")
-        return int(rows[slot]), columns[slot].tolist(), np.flatnonzero(cells == 0).tolist()
+        return found[0], found[1], np.flatnonzero(cells == 0).tolist()
 
     return locate
 

@@ -98,14 +98,13 @@ def run_board(size: tuple[int, int, int], episodes: int, evals: int, seed: int) 
             "eval_seconds": round(evaluating / len(curve), 1),
             "rows": agent.q.shape[0], "classes": classes(agent),
             "table_mb": round((agent.q.nbytes + agent.visits.nbytes) / 1e6),
-            "index_mb": round(sum(a.nbytes for a in (index.rows, index.columns, index.slots)
-                                  if a is not None) / 1e6),
+            "index_mb": round(index.nbytes / 1e6),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
 
 
 def classes(agent) -> int:
     """Rows that positions with a move to make use (the dense layout has a row for every code)."""
-    if agent.index.slots is not None:
+    if not agent.rules.tabled:  # the compact layout: every row is used
         return agent.index.n_rows
     from gym_tictactoe import game
 

@@ -80,6 +80,23 @@ def test_images_of_a_position_share_its_row_with_cells_mapped(size, n_symmetries
         assert (image_columns[:, rules.inverse_symmetries[s]] == columns).all()
 
 
+@pytest.mark.parametrize(("size", "every"), [(RECTANGLE, 1), (SQUARE, 89)])
+def test_the_training_loop_s_look_up_agrees_with_the_vectorised_one(size, every):
+    rules = game.rules(*size)
+    qindex = q_tables.index(rules)
+    _, obs, masks = playing(rules, every)
+    rows, columns, _ = qindex.locate(obs.astype(np.int64) @ rules.pow3)
+    locate = q_tables.locator(qindex)
+    for i in range(len(obs)):
+        assert locate(obs[i]) == (rows[i], columns[i].tolist(), np.flatnonzero(masks[i]).tolist())
+    bad = [np.zeros(rules.n_cells + 1, dtype=np.int8), np.full(rules.n_cells, 3, np.int8)]
+    if not rules.tabled:  # the compact layout knows only positions with a move to make
+        bad.append(np.ones(rules.n_cells, dtype=np.int8))
+    for obs in bad:
+        with pytest.raises(ValueError, match="position with a move to make"):
+            locate(obs)
+
+
 @pytest.mark.parametrize("size", [RECTANGLE, SQUARE])
 def test_an_update_is_visible_on_every_symmetric_image(size):
     rules = game.rules(*size)
