@@ -124,8 +124,9 @@ class Searcher:
 
     def frontier(self, alpha: int, beta: int, ply: int) -> int:
         """The last ply of a limited search: a quiet move's child is only evaluated, worth
-        ``base() + gain`` to this side, so the best of them is one max(); a move that makes a
-        four is searched, since the reply is forced (a threat extension)."""
+        ``base() + gain`` to this side, so the best of them is one max(). The (at most
+        FRONTIER_FOURS) best moves that make a four are searched instead, since the reply is
+        forced (a threat extension); any other is evaluated like a quiet move."""
         pos = self.pos
         shift = GAIN_SHIFT if pos.side else 0
         gains = pos.gains
@@ -135,10 +136,11 @@ class Searcher:
         if best < FOUR_BONUS:
             return pos.base() + best
         fours = sorted([(g, c) for g, c in zip(values, cells, strict=True) if g >= FOUR_BONUS],
-                       reverse=True)
-        best = max([g for g in values if g < FOUR_BONUS], default=-INFINITY)
-        best = pos.base() + best if best > -INFINITY else best
-        for _, cell in fours[:FRONTIER_FOURS]:
+                       reverse=True)[:FRONTIER_FOURS]
+        searched = {cell for _, cell in fours}
+        rest = [g % FOUR_BONUS for g, c in zip(values, cells, strict=True) if c not in searched]
+        best = pos.base() + max(rest) if rest else -INFINITY
+        for _, cell in fours:
             if best >= beta:
                 break
             pos.place(cell, gains=False)

@@ -25,6 +25,7 @@ MAX_NODES = 10_000_000  # about a minute and a half per move in CPython: a gener
 DEFAULT_MAX_NODES = 2000
 DEFAULT_RADIUS = 1
 DEFAULT_WIDTH = 12
+FULL_WIDTH_CELLS = 64  # on boards up to 8 x 8 every empty cell is a candidate, whatever radius
 
 
 @dataclass(frozen=True)
@@ -62,10 +63,10 @@ class AlphaBetaPlayer:
     Limits: ``depth`` (plies per iteration, forced replies not counted) and ``max_nodes``
     (positions searched per move: the first iteration always finishes, a later one that runs out
     is dropped, and one predicted to run out, from the cost of the one before, is not started).
-    With limits the search is pruned forward to stay fast on big boards: candidate moves are the
-    empty cells within ``radius`` cells (king moves) of a stone, or every empty cell when none is
-    that near; at most ``width`` of them are searched at each position, the best by the
-    ordering; and the first move of a game is a centre-most cell.
+    With limits the search is pruned forward to stay fast on big boards: on boards of more than
+    64 cells the candidate moves are the empty cells within ``radius`` cells (king moves) of a
+    stone, or every empty cell when none is that near; at most ``width`` of them are searched at
+    each position, the best by the ordering; and the first move of a game is a centre-most cell.
 
     With ``depth=None, max_nodes=None`` nothing is pruned forward and every line is searched to
     the end of the game: perfect play, as ``minimax`` (fastest win, slowest loss, uniformly random
@@ -78,7 +79,7 @@ class AlphaBetaPlayer:
         max_nodes: None or 1 to 10,000,000 positions per move. The default, 2000, answers a
             15 x 15 gomoku position in about 20 ms (median; CPython on one unloaded core),
             usually after a 5-ply iteration.
-        radius: 1 to 14, see above (used only with limits).
+        radius: 1 to 14, see above (used only with limits, on boards of more than 64 cells).
         width: None or a positive number of moves per position, see above (only with limits).
     """
 
@@ -112,7 +113,8 @@ class AlphaBetaPlayer:
     def search(self, board: npt.NDArray[np.int8], mark: int) -> SearchResult:
         """Search ``board`` (absolute, row-major) for ``mark``, the side to move."""
         cells = self._checked(board, mark)
-        pos = LinePosition(self._geo, cells, self.radius)
+        small = self._geo.cells <= FULL_WIDTH_CELLS
+        pos = LinePosition(self._geo, cells, MAX_SIDE if small else self.radius)
         return self._immediate(pos) or self._searched(pos, cells)
 
     def _immediate(self, pos: LinePosition) -> SearchResult | None:
