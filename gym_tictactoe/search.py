@@ -22,9 +22,10 @@ from gym_tictactoe.threats import LinePosition, geometry
 
 MAX_SIDE = 15
 MAX_NODES = 10_000_000  # about a minute and a half per move in CPython: a generous ceiling
-DEFAULT_MAX_NODES = 1000
+DEFAULT_MAX_NODES = 2000
 DEFAULT_RADIUS = 1
 DEFAULT_WIDTH = 12
+FULL_WIDTH_CELLS = 64  # on boards up to 8 x 8 every empty cell is a candidate, whatever radius
 
 
 @dataclass(frozen=True)
@@ -60,23 +61,25 @@ class AlphaBetaPlayer:
     equally best root moves.
 
     Limits: ``depth`` (plies per iteration, forced replies not counted) and ``max_nodes``
-    (positions searched per move; the first iteration always finishes, a later one that runs out
-    is dropped). With limits the search is pruned forward to stay fast on big boards: candidate
-    moves are the empty cells within ``radius`` cells (king moves) of a stone, or every empty cell
-    when none is that near; at most ``width`` of them are searched at each position, the best by
-    the ordering; and the first move of a game is a centre-most cell.
+    (positions searched per move: the first iteration always finishes, a later one that runs out
+    is dropped, and one predicted to run out, from the cost of the one before, is not started).
+    With limits the search is pruned forward to stay fast on big boards: on boards of more than
+    64 cells the candidate moves are the empty cells within ``radius`` cells (king moves) of a
+    stone, or every empty cell when none is that near; at most ``width`` of them are searched at
+    each position, the best by the ordering; and the first move of a game is a centre-most cell.
 
     With ``depth=None, max_nodes=None`` nothing is pruned forward and every line is searched to
     the end of the game: perfect play, as ``minimax`` (fastest win, slowest loss, uniformly random
     among the best moves, even the same choice from the same ``rng`` state). That is only
-    practical on small boards (tic-tac-toe in milliseconds; 4 x 4 in seconds to minutes).
+    practical on small boards (tic-tac-toe in milliseconds, 4 x 4 in seconds).
 
     Arguments:
         rows, cols: the board, 1 to 15 each. win_length: k in a row, 1 to max(rows, cols).
         depth: None or a positive number of plies.
-        max_nodes: None or 1 to 10,000,000 positions per move. The default, 1000, answers a
-            15 x 15 gomoku position in about 20 ms (median; CPython on one unloaded core).
-        radius: 1 to 14, see above (used only with limits).
+        max_nodes: None or 1 to 10,000,000 positions per move. The default, 2000, answers a
+            15 x 15 gomoku position in about 20 ms (median; CPython on one unloaded core),
+            usually after a 5-ply iteration.
+        radius: 1 to 14, see above (used only with limits, on boards of more than 64 cells).
         width: None or a positive number of moves per position, see above (only with limits).
     """
 
@@ -115,7 +118,8 @@ class AlphaBetaPlayer:
     def search(self, board: npt.NDArray[np.int8], mark: int) -> SearchResult:
         """Search ``board`` (absolute, row-major) for ``mark``, the side to move."""
         cells = self._checked(board, mark)
-        pos = LinePosition(self._geo, cells, self.radius)
+        small = self._geo.cells <= FULL_WIDTH_CELLS
+        pos = LinePosition(self._geo, cells, MAX_SIDE if small else self.radius)
         return self._immediate(pos) or self._searched(pos, cells)
 
     def _immediate(self, pos: LinePosition) -> SearchResult | None:

@@ -106,6 +106,15 @@ def test_perfect_play_draws_like_minimax_from_the_same_rng():
         assert player.act(game.CELLS[code], game.to_move(int(code)), mine) == expected
 
 
+@pytest.mark.parametrize("settings", [{}, {"max_nodes": 300}])
+def test_with_limits_it_still_keeps_the_value_of_every_tic_tac_toe_position(settings):
+    """Small boards are searched at full width, so even a budgeted search never blunders."""
+    keeps, player = solver.solve().keeps_value, AlphaBetaPlayer(**settings)
+    for code in PLAYING:
+        moves = player.search(game.CELLS[code], game.to_move(int(code))).moves
+        assert keeps[code, list(moves)].all(), (code, moves)
+
+
 @pytest.mark.parametrize(("rows", "cols", "k"), [
     (3, 4, 3), (4, 3, 3), (2, 5, 2), (1, 5, 3), (2, 3, 2), (3, 3, 2), (1, 1, 1), (2, 2, 2),
     (1, 6, 6), (5, 2, 2),
@@ -320,17 +329,17 @@ def test_place_and_undo_keep_every_table_as_a_fresh_build_would(rows, cols, k):
 
 
 def test_a_moves_gain_is_the_evaluation_it_leads_to():
-    """The frontier's shortcut: after a quiet move, the evaluation from the mover's side is
-    base() + gain, without playing the move."""
-    geo = geometry(15, 15, 5)
-    for board in random_game(15, 15, 5, seed=5)[3:30:3]:
+    """The frontier's shortcut: after a move, the evaluation from the mover's side is base() +
+    gain, without playing the move (less FOUR_BONUS for each four the move makes)."""
+    geo, fours = geometry(15, 15, 5), 0
+    for board in random_game(15, 15, 5, seed=5)[3:40:3]:
         pos = LinePosition(geo, board, radius=2)
         shift = GAIN_SHIFT if pos.side else 0
         for cell in sorted(pos.candidates()):
             gain = pos.gains[cell] >> shift & LOW
-            if gain >= FOUR_BONUS:
-                continue
-            expected = pos.base() + gain
+            fours += gain >= FOUR_BONUS
+            expected = pos.base() + gain % FOUR_BONUS
             pos.place(cell)
             assert -pos.static() == expected
             pos.undo(cell)
+    assert fours > 0  # the case of moves that make a four came up
