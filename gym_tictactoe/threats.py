@@ -56,7 +56,9 @@ class Geometry:
     centre_distance: tuple[int, ...]  # squared distance to the centre, times 4 (whole numbers)
     weights: tuple[int, ...]  # weights[n]: an open line with n stones, n = 0..k
     sides: tuple[SideTables, SideTables]  # for X (0) and O (1) placing a stone
-    no_change: tuple[int, ...]  # zeros, in place of gains_change when gains are not kept
+    # What place() and undo() read, by side and by whether gains are kept (if not, the gains
+    # change by a table of zeros): step, four, other_four, sums_change, gains_change.
+    placing: tuple[tuple[tuple, tuple], tuple[tuple, tuple]]
     symmetries: npt.NDArray[np.intp]  # (8 or 4, cells): the board's symmetries, board[perm]
 
     @property
@@ -122,7 +124,9 @@ def geometry(rows: int, cols: int, k: int) -> Geometry:
         centre_distance=distance,
         weights=weights,
         sides=sides,
-        no_change=(0,) * (k + 1) ** 2,
+        placing=tuple(tuple((t.step, t.four, t.other_four, t.sums_change, changes)
+                            for changes in ((0,) * (k + 1) ** 2, t.gains_change))
+                      for t in sides),
         symmetries=_symmetries(rows, cols),
     )
 
@@ -226,11 +230,8 @@ class LinePosition:
         left stale (and restored by undo): nothing asks for it.
         """
         side = self.side
-        tables = self.geo.sides[side]
+        step, four, other_four, sums_change, gains_change = self.geo.placing[side][gains]
         code, mine, theirs = self.code, self.fours[side], self.fours[1 - side]
-        step, four, other_four = tables.step, tables.four, tables.other_four
-        sums_change = tables.sums_change
-        gains_change = tables.gains_change if gains else self.geo.no_change
         cell_gains, sums = self.gains, self.sums
         for line, others in self.geo.line_neighbours[cell]:
             v = code[line]
@@ -257,11 +258,8 @@ class LinePosition:
     def undo(self, cell: int, gains: bool = True) -> None:
         """Take back :meth:`place` (``cell`` must be the last stone placed; same ``gains``)."""
         side = self.side = 1 - self.side
-        tables = self.geo.sides[side]
+        step, four, other_four, sums_change, gains_change = self.geo.placing[side][gains]
         code, mine, theirs = self.code, self.fours[side], self.fours[1 - side]
-        step, four, other_four = tables.step, tables.four, tables.other_four
-        sums_change = tables.sums_change
-        gains_change = tables.gains_change if gains else self.geo.no_change
         cell_gains, sums = self.gains, self.sums
         for line, others in self.geo.line_neighbours[cell]:
             after = code[line]
