@@ -5,14 +5,18 @@ position keeps one small int per line, ``a + b * (k + 1)`` for its ``a`` X and `
 move touches only the lines through its cell (at most ``4 * k``) and:
 
 * a line still open to one side (none of the other side's stones in it) is worth
-  ``WEIGHTS[n]`` to that side, growing with its ``n`` stones; each side's sum over its open lines
+  ``BASE ** (n - 1)`` to that side for its ``n >= 1`` stones; each side's sum over its open lines
   is kept up to date move by move, and the evaluation compares the two sums;
 * a line holding ``k - 1`` stones of one side and none of the other is a *four* (gomoku's name):
   its empty cell wins on that side's next move. Each side's fours are a set of lines, so "can I
   win now" and "must I block, and where" are set look-ups, not scans.
 
-Cells are bits of Python ints (bit ``c`` for cell ``c``, row-major), which makes "the empty cells
-near a stone" two int operations on any board up to 15 x 15.
+* each empty cell's *gain*, how much a stone there would raise the evaluation for each side, is
+  kept up to date too (a stone changes only the gains of the cells on its lines), so ordering
+  the moves, or evaluating every reply at the last ply, reads one number per cell.
+
+The occupied cells are also one Python int (bit ``c`` for cell ``c``, row-major), so a four's
+empty cell is one mask operation away.
 """
 
 from __future__ import annotations
@@ -50,9 +54,11 @@ class Geometry:
     # the gains of the other cells only (its own is not read while it is occupied).
     line_neighbours: tuple[tuple[tuple[int, tuple[int, ...]], ...], ...]
     centre_distance: tuple[int, ...]  # squared distance to the centre, times 4 (whole numbers)
-    weights: tuple[int, ...]  # WEIGHTS[n]: an open line with n stones, n = 0..k
+    weights: tuple[int, ...]  # weights[n]: an open line with n stones, n = 0..k
     sides: tuple[SideTables, SideTables]  # for X (0) and O (1) placing a stone
-    no_change: tuple[int, ...]  # zeros, in place of gains_change when gains are not kept
+    # What place() and undo() read, by side and by whether gains are kept (if not, the gains
+    # change by a table of zeros): step, four, other_four, sums_change, gains_change.
+    placing: tuple[tuple[tuple, tuple], tuple[tuple, tuple]]
     symmetries: npt.NDArray[np.intp]  # (8 or 4, cells): the board's symmetries, board[perm]
 
     @property
@@ -92,6 +98,7 @@ class SideTables:
 
 @cache
 def geometry(rows: int, cols: int, k: int) -> Geometry:
+    """The tables of the ``rows`` x ``cols`` board with ``k`` in a row (arguments unchecked)."""
     lines = game.win_lines(rows, cols, k)
     cells = rows * cols
     through: list[list[int]] = [[] for _ in range(cells)]
@@ -117,7 +124,9 @@ def geometry(rows: int, cols: int, k: int) -> Geometry:
         centre_distance=distance,
         weights=weights,
         sides=sides,
-        no_change=(0,) * (k + 1) ** 2,
+        placing=tuple(tuple((t.step, t.four, t.other_four, t.sums_change, changes)
+                            for changes in ((0,) * (k + 1) ** 2, t.gains_change))
+                      for t in sides),
         symmetries=_symmetries(rows, cols),
     )
 
@@ -221,11 +230,8 @@ class LinePosition:
         left stale (and restored by undo): nothing asks for it.
         """
         side = self.side
-        tables = self.geo.sides[side]
+        step, four, other_four, sums_change, gains_change = self.geo.placing[side][gains]
         code, mine, theirs = self.code, self.fours[side], self.fours[1 - side]
-        step, four, other_four = tables.step, tables.four, tables.other_four
-        sums_change = tables.sums_change
-        gains_change = tables.gains_change if gains else self.geo.no_change
         cell_gains, sums = self.gains, self.sums
         for line, others in self.geo.line_neighbours[cell]:
             v = code[line]
@@ -252,11 +258,8 @@ class LinePosition:
     def undo(self, cell: int, gains: bool = True) -> None:
         """Take back :meth:`place` (``cell`` must be the last stone placed; same ``gains``)."""
         side = self.side = 1 - self.side
-        tables = self.geo.sides[side]
+        step, four, other_four, sums_change, gains_change = self.geo.placing[side][gains]
         code, mine, theirs = self.code, self.fours[side], self.fours[1 - side]
-        step, four, other_four = tables.step, tables.four, tables.other_four
-        sums_change = tables.sums_change
-        gains_change = tables.gains_change if gains else self.geo.no_change
         cell_gains, sums = self.gains, self.sums
         for line, others in self.geo.line_neighbours[cell]:
             after = code[line]
