@@ -44,6 +44,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvS
 
 from gym_tictactoe.opponents import Opponent
 from gym_tictactoe.seeding import check_seed
+from gym_tictactoe.symmetry import canonicalize, transform_cells, uncanonical_actions
 from gym_tictactoe.vector import TicTacToeVectorEnv
 from gym_tictactoe.wrappers import one_hot, one_hot_space
 
@@ -66,6 +67,9 @@ class TicTacToeSB3VecEnv(VecEnv):
             ``OneHotObservation``) instead of the ``MultiDiscrete([3] * 9)`` board.
         seed: seeds the first reset.
         rows, cols, win_length: the board, as in ``TicTacToeEnv`` (3, 3, 3 by default).
+        canonical: show each board in its canonical orientation (as ``CanonicalObservation``):
+            observations and masks mapped to the lowest-code image, actions mapped back.
+        start, start_probability: exploring starts, as in ``TicTacToeVectorEnv``.
 
     An illegal move loses the game (reward -1), so plain PPO and DQN can learn legality.
     ``get_attr``, ``set_attr`` and ``env_method`` reach the one vector env shared by all boards:
@@ -76,11 +80,17 @@ class TicTacToeSB3VecEnv(VecEnv):
     def __init__(self, num_envs: int = 8, opponent: Opponent | str = "random",
                  agent_mark: str = "random", one_hot: bool = False,
                  seed: int | None = None, *, rows: int = 3, cols: int = 3,
-                 win_length: int = 3) -> None:
+                 win_length: int = 3, canonical: bool = False, start: str = "empty",
+                 start_probability: float = 1.0) -> None:
         self.venv = TicTacToeVectorEnv(num_envs, opponent=opponent, agent_mark=agent_mark,
-                                       rows=rows, cols=cols, win_length=win_length)
+                                       rows=rows, cols=cols, win_length=win_length, start=start,
+                                       start_probability=start_probability)
         self.rules = self.venv.rules
         self.one_hot = bool(one_hot)
+        if not isinstance(canonical, bool):
+            raise ValueError(f"canonical must be True or False; got {canonical!r}")
+        self.canonical = canonical
+        self._symmetry = np.zeros(num_envs, dtype=np.intp)  # of each board's last observation
         space: spaces.Space = self.venv.single_observation_space
         if self.one_hot:
             space = one_hot_space(self.rules.n_cells)
@@ -110,6 +120,8 @@ class TicTacToeSB3VecEnv(VecEnv):
             raise ValueError(f"actions must be one cell per board, shape ({self.num_envs},) or "
                              f"({self.num_envs}, 1); got shape {actions.shape}")
         self._actions = actions.reshape(self.num_envs)
+        if self.canonical and self._actions.dtype.kind in "iu":
+            self._actions = uncanonical_actions(self.rules, self._actions, self._symmetry)
 
     def step_wait(self) -> VecEnvStepReturn:
         obs, rewards, terminated, truncated, info = self.venv.step(self._actions)
@@ -122,8 +134,10 @@ class TicTacToeSB3VecEnv(VecEnv):
         return self._encode(obs), rewards, dones, infos
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
-        """The legal cells of every board, bool ``(num_envs, cells)``."""
-        return self.venv.action_masks()
+        """The legal cells of every board, bool ``(num_envs, cells)`` (in each board's canonical
+        orientation when ``canonical``)."""
+        masks = self.venv.action_masks()
+        return transform_cells(self.rules, masks, self._symmetry) if self.canonical else masks
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
         """Seed the next reset's generator, which drives every board, with ``seed``
@@ -161,7 +175,7 @@ class TicTacToeSB3VecEnv(VecEnv):
         """Reset the finished boards now; their final step goes into ``infos``."""
         ended = np.flatnonzero(dones)
         # Whole arrays turned into Python numbers at once: a third of the boards may end per step.
-        columns = (ended.tolist(), self._encode(obs[ended]), winner[ended].tolist(),
+        columns = (ended.tolist(), self._encode(obs[ended], keep=False), winner[ended].tolist(),
                    np.round(self._returns[ended], 6).tolist(), self._lengths[ended].tolist())
         elapsed = round(time.time() - self._t_start, 6)
         for board, final, mark, ep_return, length in zip(*columns, strict=True):
@@ -172,10 +186,14 @@ class TicTacToeSB3VecEnv(VecEnv):
         self._lengths[ended] = 0
         return self.venv.reset(options={"reset_mask": dones})[0]
 
-    def _encode(self, obs: npt.NDArray[np.int8]) -> npt.NDArray:
-        if not self.one_hot:
-            return obs
-        return one_hot(obs)
+    def _encode(self, obs: npt.NDArray[np.int8], keep: bool = True) -> npt.NDArray:
+        """The observations SB3 sees: canonical images (``keep``: remember their symmetries
+        for the next actions and masks), one-hot planes."""
+        if self.canonical:
+            obs, symmetry = canonicalize(self.rules, obs)
+            if keep:
+                self._symmetry = symmetry
+        return one_hot(obs) if self.one_hot else obs
 
     def _require_all(self, indices: VecEnvIndices, what: str) -> None:
         if sorted(self._get_indices(indices)) != list(range(self.num_envs)):

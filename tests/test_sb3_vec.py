@@ -12,6 +12,7 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 from agents.sb3_vec import TicTacToeSB3VecEnv
+from gym_tictactoe import game
 from gym_tictactoe.env import TicTacToeEnv
 from gym_tictactoe.opponents import parse_opponent
 from gym_tictactoe.wrappers import OneHotObservation
@@ -138,3 +139,23 @@ def test_a_bad_seed_is_refused_when_given(seed):
         env.seed(seed)
     with pytest.raises(ValueError, match="seed must be None or an integer"):
         TicTacToeSB3VecEnv(2, "random", seed=seed)
+
+
+def test_canonical_adapter_shows_canonical_boards_and_maps_moves_and_masks_back():
+    from gym_tictactoe.symmetry import uncanonical_actions
+
+    env = TicTacToeSB3VecEnv(64, "random", "random", canonical=True, start="random",
+                             start_probability=0.5, seed=0)
+    obs, rng = env.reset(), np.random.default_rng(0)
+    for _ in range(60):
+        codes = obs.astype(np.int64) @ game.POW3
+        assert (game.CANONICAL[codes] == codes).all()  # every board in its lowest orientation
+        masks = env.action_masks()
+        assert (masks == (obs == 0)).all()  # the mask of the board as shown
+        actions = np.argmax(rng.random(masks.shape) * masks, axis=1)
+        real = uncanonical_actions(game.TICTACTOE, actions, env._symmetry)
+        assert env.venv.action_masks()[np.arange(64), real].all()  # legal where it is played
+        obs, _, _, infos = env.step(actions)
+        assert not any(info.get("illegal_action") for info in infos)
+    with pytest.raises(ValueError, match="canonical must be True or False"):
+        TicTacToeSB3VecEnv(2, canonical="yes")
