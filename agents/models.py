@@ -45,7 +45,8 @@ def load_policy(path: str | os.PathLike) -> tuple[Policy, str]:
     for module in ("torch", "stable_baselines3", "sb3_contrib"):  # only when needed
         require(module, "sb3", "loading an SB3 model")
     from agents.sb3 import ModelPolicy, algo_of
-    from agents.sb3_files import load_model, model_board
+    from agents.sb3_files import load_model, model_board, model_canonical
 
     model = load_model(path)
-    return ModelPolicy(model, rules=model_board(path)), algo_of(model)
+    policy = ModelPolicy(model, rules=model_board(path), canonical=model_canonical(path))
+    return policy, algo_of(model)

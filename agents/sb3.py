@@ -40,6 +40,7 @@ from gym_tictactoe import evaluation, game, wrappers
 from gym_tictactoe.env import TicTacToeEnv
 from gym_tictactoe.opponents import Opponent, parse_opponent
 from gym_tictactoe.seeding import check_seed
+from gym_tictactoe.symmetry import canonicalize, transform_cells, uncanonical_actions
 from gym_tictactoe.wrappers import OneHotObservation
 
 ALGOS = ("maskable-ppo", "ppo", "dqn")
@@ -178,12 +179,14 @@ def make_vec_env(
 def make_training_env(
     algo: str, n_envs: int | None = None, opponent: str | Opponent = CURRICULUM,
     agent_mark: str = "random", seed: int | None = None, rules: game.Rules = game.TICTACTOE,
+    **options: Any,
 ) -> VecEnv:
     """The NumPy-batched ``TicTacToeSB3VecEnv`` for ``algo`` on the board ``rules``. (The vector
-    env asks opponents that are not table players board by board, so every opponent works.)"""
+    env asks opponents that are not table players board by board, so every opponent works.)
+    ``options``: the adapter's ``canonical``, ``start`` and ``start_probability``."""
     n = n_envs or N_ENVS[check_algo(algo)]
     return TicTacToeSB3VecEnv(n, opponent, agent_mark, one_hot=uses_one_hot(algo), seed=seed,
-                              **board_kwargs(rules))
+                              **board_kwargs(rules), **options)
 
 
 def build_model(algo: str, env: gym.Env | VecEnv, seed: int | None = None,
@@ -204,16 +207,18 @@ class ModelPolicy:
 
     Observations are the env's board (1 own mark, 2 the opponent's); the adapter one-hot
     encodes them for ``"ppo"`` and ``"dqn"``. Moves are the masked argmax of the network's
-    preferences: the action logits for (Maskable)PPO, the Q-values for DQN.
+    preferences: the action logits for (Maskable)PPO, the Q-values for DQN. A model trained on
+    canonical boards (``canonical=True``, as the adapter's ``canonical`` option shows them) is
+    asked about each board's canonical image, and its move mapped back.
     """
 
     def __init__(self, model: BaseAlgorithm, algo: str | None = None,
-                 rules: game.Rules | None = None) -> None:
+                 rules: game.Rules | None = None, canonical: bool = False) -> None:
         self.algo = algo_of(model) if algo is None else check_algo(algo)
         if type(model) is not ALGO_CLASSES[self.algo]:
             raise ValueError(f"algo {self.algo!r} needs a {ALGO_CLASSES[self.algo].__name__}; "
                              f"got {type(model).__name__}")
-        self.model = model
+        self.model, self.canonical = model, bool(canonical)
         self.n_cells = int(model.action_space.n)
         self.rules = _board_with(self.n_cells) if rules is None else rules
         if self.rules.n_cells != self.n_cells:
@@ -222,7 +227,7 @@ class ModelPolicy:
 
     def __call__(self, obs: npt.ArrayLike, mask: npt.ArrayLike) -> int:
         boards, masks = _batch(obs, mask, self.n_cells)
-        if self.algo == "maskable-ppo":  # SB3's own masked prediction is the reference
+        if self.algo == "maskable-ppo" and not self.canonical:  # SB3's own is the reference
             action, _ = self.model.predict(boards[0], action_masks=masks[0], deterministic=True)
             return int(action)
         return int(self.act_batch(boards, masks)[0])
@@ -230,7 +235,12 @@ class ModelPolicy:
     def act_batch(self, obs: npt.ArrayLike, masks: npt.ArrayLike) -> npt.NDArray[np.int64]:
         """The moves for N boards (N, 9) under their masks (N, 9), in one forward pass."""
         boards, legal = _batch(obs, masks, self.n_cells)
-        return np.where(legal, self.preferences(boards), -np.inf).argmax(axis=1)
+        if not self.canonical:
+            return np.where(legal, self.preferences(boards), -np.inf).argmax(axis=1)
+        images, symmetry = canonicalize(self.rules, boards)
+        legal = transform_cells(self.rules, legal, symmetry)
+        moves = np.where(legal, self.preferences(images), -np.inf).argmax(axis=1)
+        return uncanonical_actions(self.rules, moves, symmetry)
 
     def preferences(self, obs: npt.ArrayLike) -> npt.NDArray[np.float32]:
         """(N, 9) unmasked action logits (PPO) or Q-values (DQN) for N boards."""
@@ -278,9 +288,10 @@ class ExactEvalCallback(BaseCallback):
     """
 
     def __init__(self, algo: str, eval_every: int = 10_000, stop_when_perfect: bool = True,
-                 verbose: int = 0, rules: game.Rules = game.TICTACTOE) -> None:
+                 verbose: int = 0, rules: game.Rules = game.TICTACTOE,
+                 canonical: bool = False) -> None:
         super().__init__(verbose)
-        self.rules = rules
+        self.rules, self.canonical = rules, canonical
         if eval_every < 1:
             raise ValueError(f"eval_every must be a positive number of timesteps; got {eval_every}")
         self.algo, self.eval_every = check_algo(algo), int(eval_every)
@@ -314,7 +325,8 @@ class ExactEvalCallback(BaseCallback):
 
     def evaluate(self) -> bool:
         """Evaluate now; False when training should stop."""
-        self.report = report = evaluation.evaluate(ModelPolicy(self.model, self.algo, self.rules))
+        policy = ModelPolicy(self.model, self.algo, self.rules, self.canonical)
+        self.report = report = evaluation.evaluate(policy)
         entry = {
             "timesteps": int(self.num_timesteps),
             "seconds": round(time.perf_counter() - self._start, 3),
@@ -345,18 +357,23 @@ def train(
     algo: str, timesteps: int, opponent: str | Opponent = CURRICULUM, agent_mark: str = "random",
     seed: int | None = 0, n_envs: int | None = None, eval_every: int = 10_000,
     progress_bar: bool = True, stop_when_perfect: bool = True, threads: int | None = 1,
-    rules: game.Rules = game.TICTACTOE, **kwargs: Any,
+    rules: game.Rules = game.TICTACTOE, env_options: dict[str, Any] | None = None,
+    **kwargs: Any,
 ) -> tuple[BaseAlgorithm, ExactEvalCallback]:
     """Train ``algo`` for up to ``timesteps`` with exact evaluation; returns (model, callback).
 
     Extra keyword arguments override ``HYPERPARAMETERS[algo]``. ``threads`` sets torch's CPU
     threads while training (None leaves them). ``rules``: the board (a solvable one: the
-    callback evaluates exactly).
+    callback evaluates exactly). ``env_options``: the adapter's ``canonical``, ``start`` and
+    ``start_probability`` (the callback evaluates a canonical model through canonical boards).
     """
     rules.check_solvable("training with exact evaluation")
-    env = make_training_env(algo, n_envs, opponent, agent_mark, check_seed(seed), rules)
+    options = env_options or {}
+    env = make_training_env(algo, n_envs, opponent, agent_mark, check_seed(seed), rules,
+                            **options)
     model = build_model(algo, env, seed, **kwargs)
-    callback = ExactEvalCallback(algo, eval_every, stop_when_perfect, rules=rules)
+    callback = ExactEvalCallback(algo, eval_every, stop_when_perfect, rules=rules,
+                                 canonical=bool(options.get("canonical", False)))
     with torch_threads(threads):
         model.learn(timesteps, callback=callback, progress_bar=progress_bar)
     return model, callback

@@ -34,18 +34,19 @@ MAX_MEMBER_BYTES = 64 * 2**20  # our networks' weights and optimiser state take 
 
 
 def save_model(model: BaseAlgorithm, path: str | os.PathLike,
-               rules: game.Rules = game.TICTACTOE) -> Path:
+               rules: game.Rules = game.TICTACTOE, canonical: bool = False) -> Path:
     """Write ``model`` to ``path`` (exactly, no suffix added) atomically; returns the path.
 
     The file is SB3's zip plus ``gym_tictactoe.json`` naming the algorithm, the board ``rules``
-    it plays, and the settings that :func:`load_model` rebuilds instead of unpickling.
+    it plays, whether it was trained on canonical boards, and the settings that
+    :func:`load_model` rebuilds instead of unpickling.
     """
     path = Path(path)
     if int(model.action_space.n) != rules.n_cells:
         raise ValueError(f"the model plays {model.action_space.n} cells, not the "
                          f"{rules.n_cells} of {rules.name}: pass its board as rules=")
     path.parent.mkdir(parents=True, exist_ok=True)
-    marker = {**_marker(model), "board": list(rules.size)}
+    marker = {**_marker(model), "board": list(rules.size), "canonical": bool(canonical)}
     with atomic_path(path, suffix=".zip") as temp:  # SB3 would add .zip to a name without it
         model.save(temp)
         with zipfile.ZipFile(temp, "a") as archive:
@@ -101,6 +102,15 @@ def model_board(path: str | os.PathLike) -> game.Rules:
     """The board a model file was trained on (3x3 for files from before boards had sizes)."""
     path = existing_file(path, "model file")
     return _board(_read_archive(path)[0], path)
+
+
+def model_canonical(path: str | os.PathLike) -> bool:
+    """Whether the model was trained on canonical boards (False for older files)."""
+    path = existing_file(path, "model file")
+    canonical = _read_archive(path)[0].get("canonical", False)
+    if not isinstance(canonical, bool):
+        raise ValueError(f"{path}: 'canonical' in {MARKER} must be true or false: {EXPECTED}")
+    return canonical
 
 
 def _board(marker: dict[str, Any], path: Path) -> game.Rules:

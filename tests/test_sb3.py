@@ -398,3 +398,20 @@ def test_the_callbacks_last_entry_describes_the_trained_model(algo):
     assert callback.history[-1]["rate"] == final.move_rate.rate
     assert callback.history[-1]["timesteps"] == model.num_timesteps
     assert len({entry["timesteps"] for entry in callback.history}) == len(callback.history)
+
+
+def test_a_canonical_model_is_evaluated_and_reloaded_through_canonical_boards(tmp_path):
+    from agents.models import load_policy
+
+    model, callback = sb3.train("maskable-ppo", 512, opponent="random", n_envs=8, eval_every=256,
+                                progress_bar=False, env_options={"canonical": True},
+                                **SMALL["maskable-ppo"])
+    policy = sb3.ModelPolicy(model, canonical=True)
+    assert callback.history[-1]["rate"] == evaluation.optimal_move_rate(policy).rate
+    path = sb3_files.save_model(model, tmp_path / "model.zip", canonical=True)
+    loaded, _ = load_policy(path)
+    assert loaded.canonical is True
+    boards, masks = _positions()
+    assert (loaded.act_batch(boards, masks) == policy.act_batch(boards, masks)).all()
+    legal = masks.astype(bool)[np.arange(len(masks)), policy.act_batch(boards, masks)]
+    assert legal.all()
