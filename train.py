@@ -199,6 +199,16 @@ def train_sb3(args: argparse.Namespace) -> Trained:
                    opponent, settings)
 
 
+def _evaluation_threads(algo: str) -> contextlib.AbstractContextManager:
+    """One torch thread for an SB3 model's final evaluation, as for its training: torch's
+    default (every core) made it several times slower on 2 busy cores (77 s of a 117 s run)."""
+    if algo == "q":
+        return contextlib.nullcontext()
+    from agents.sb3 import torch_threads
+
+    return torch_threads(1)
+
+
 def board_kwargs(rules: game.Rules) -> dict[str, int]:
     return {"rows": rules.rows, "cols": rules.cols, "win_length": rules.win_length}
 
@@ -259,7 +269,8 @@ def run(args: argparse.Namespace) -> None:
     trained = (train_q if args.algo == "q" else train_sb3)(args)
     train_seconds = time.perf_counter() - start
     print(evaluating_message(args.games, args.board), flush=True)
-    summary = summarize(trained.policy, games=args.games, seed=args.seed)
+    with _evaluation_threads(args.algo):
+        summary = summarize(trained.policy, games=args.games, seed=args.seed)
     clock = "episodes" if args.algo == "q" else "timesteps"
     first_perfect = next((entry[clock] for entry in trained.curve if entry["perfect"]), None)
     timings = {"train_seconds": round(train_seconds, 3),

@@ -289,7 +289,7 @@ class ExactEvalCallback(BaseCallback):
         self.draws_at: int | None = None
         self.perfect_at: int | None = None
         self.report: Any = None
-        self._next, self._start = 0, 0.0
+        self._next, self._start, self._stopped = 0, 0.0, False
 
     def _on_training_start(self) -> None:
         self._start = time.perf_counter()
@@ -303,8 +303,14 @@ class ExactEvalCallback(BaseCallback):
         return self.evaluate()
 
     def _on_training_end(self) -> None:
-        if not self.history or self.history[-1]["timesteps"] != self.num_timesteps:
-            self.evaluate()
+        # An evaluation taken while collecting the last rollout is followed by one more gradient
+        # update (PPO and DQN both train after collecting), so it would not describe the model
+        # that is saved: evaluate again, in its place, unless training stopped right there.
+        if self.history and self._stopped:
+            return
+        if self.history and self.history[-1]["timesteps"] == self.num_timesteps:
+            self.history.pop()
+        self.evaluate()
 
     def evaluate(self) -> bool:
         """Evaluate now; False when training should stop."""
@@ -322,7 +328,8 @@ class ExactEvalCallback(BaseCallback):
             self.draws_at = entry["timesteps"]
         if entry["perfect"] and self.perfect_at is None:
             self.perfect_at = entry["timesteps"]
-        return not (self.stop_when_perfect and entry["perfect"])
+        self._stopped = self.stop_when_perfect and entry["perfect"]
+        return not self._stopped
 
     def _log(self, entry: dict[str, Any]) -> None:
         self.logger.record("exact/optimal_move_rate", entry["rate"])

@@ -369,8 +369,14 @@ def _evaluate_command(args: argparse.Namespace) -> int:
         print(f"gym-tictactoe evaluate: error: {error}", file=sys.stderr)
         return 2
     print(f"{args.path}: {kind} model")
-    print(evaluating_message(args.games), flush=True)
-    print(format_summary(summarize(policy, games=args.games, seed=args.seed)))
+    print(evaluating_message(args.games, getattr(policy, "rules", game.TICTACTOE)), flush=True)
+    if kind == "q":
+        print(format_summary(summarize(policy, games=args.games, seed=args.seed)))
+        return 0
+    from agents.sb3 import torch_threads
+
+    with torch_threads(1):  # these tiny networks run several times faster on one thread
+        print(format_summary(summarize(policy, games=args.games, seed=args.seed)))
     return 0
 
 

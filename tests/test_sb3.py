@@ -386,3 +386,15 @@ def test_other_boards_train_save_load_and_evaluate_on_their_own_board(tmp_path, 
     assert rate.positions == 79_563 and 0.0 < rate.rate < 1.0
     with pytest.raises(ValueError, match="only 9 cells means 3x3x3"):
         sb3.ModelPolicy(model)
+
+
+@pytest.mark.parametrize("algo", ["dqn", "ppo"])
+def test_the_callbacks_last_entry_describes_the_trained_model(algo):
+    # The last evaluation falls while the last rollout is collected; a gradient update follows.
+    model = _model(algo)
+    callback = sb3.ExactEvalCallback(algo, eval_every=256, stop_when_perfect=False)
+    model.learn(512, callback=callback)
+    final = evaluation.evaluate(sb3.ModelPolicy(model, algo))
+    assert callback.history[-1]["rate"] == final.move_rate.rate
+    assert callback.history[-1]["timesteps"] == model.num_timesteps
+    assert len({entry["timesteps"] for entry in callback.history}) == len(callback.history)
