@@ -34,6 +34,8 @@ from gym_tictactoe.report import evaluating_message, format_summary, summarize
 ALGOS = ("q", "maskable-ppo", "ppo", "dqn")
 EPISODES, TIMESTEPS = 200_000, 200_000
 EVAL_EVERY = {"q": 1000, "sb3": 10_000}
+# On 13-16 cells one exact evaluation takes 6-12 s: every 1,000 episodes would be most of the run.
+EVAL_EVERY_BIG_Q = 100_000
 NAME_MAX = 255  # bytes in a folder name on common file systems
 
 
@@ -78,7 +80,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             parser.error(f"{flag} does not apply to --algo {args.algo}: Q-learning counts "
                          "--episodes, the SB3 algorithms --timesteps on --n-envs boards")
     args.episodes, args.timesteps = args.episodes or EPISODES, args.timesteps or TIMESTEPS
-    args.eval_every = args.eval_every or EVAL_EVERY["q" if q else "sb3"]
+    default_every = EVAL_EVERY["q" if q else "sb3"]
+    if q and not args.board.tabled:
+        default_every = EVAL_EVERY_BIG_Q
+    args.eval_every = args.eval_every or default_every
     board = "" if args.board is game.TICTACTOE else f"-{args.board.name}"
     args.name = args.name or f"{args.algo}{board}-seed{args.seed}"
     try:

@@ -147,6 +147,14 @@ class Rules:
     def __repr__(self) -> str:
         return f"rules({self.rows}, {self.cols}, {self.win_length})"
 
+    def __reduce__(self) -> tuple:
+        # Pickled and copied as a reference to the one cached Rules of the board: a deep copy
+        # would rebuild (and keep) the board's tables and positions a second time.
+        return rules, (self.rows, self.cols, self.win_length)
+
+    def __deepcopy__(self, memo: dict) -> Rules:
+        return self
+
     @property
     def shape(self) -> tuple[int, int]:
         return self.rows, self.cols

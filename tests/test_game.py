@@ -135,3 +135,11 @@ def test_inverse_symmetries_undo_the_symmetries():
 def test_tables_are_read_only():
     with pytest.raises(ValueError):
         game.WINNER[0] = 1
+
+
+def test_copies_and_pickles_of_a_board_are_the_one_cached_board():
+    import copy
+    import pickle
+
+    board = game.rules(4, 4, 3)
+    assert copy.deepcopy(board) is board and pickle.loads(pickle.dumps(board)) is board

@@ -197,3 +197,10 @@ def test_train_on_another_board_names_it_and_refuses_unsolvable_ones(tmp_path):
         parse_args(["--board", "5x5x4", "--out", str(tmp_path)])
     with pytest.raises(SystemExit):
         parse_args(["--board", "4x4x5", "--out", str(tmp_path)])
+
+
+def test_q_on_a_16_cell_board_evaluates_every_100000_episodes_by_default(tmp_path):
+    from train import parse_args
+
+    assert parse_args(["--board", "4x4x3", "--out", str(tmp_path)]).eval_every == 100_000
+    assert parse_args(["--out", str(tmp_path)]).eval_every == 1000
