@@ -169,7 +169,7 @@ def train_q(args: argparse.Namespace) -> Trained:
     from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
     from gym_tictactoe.evaluation import evaluate
 
-    opponent, board = args.opponent or TRAINING_OPPONENT, board_kwargs(args.board)
+    opponent, board = args.opponent or TRAINING_OPPONENT, args.board.kwargs
     env = gym.make("TicTacToe-v0", opponent=opponent, agent_mark=args.seat, **board)
     agent, curve, start = QLearningAgent(seed=args.seed, **board), [], time.perf_counter()
 
@@ -212,10 +212,6 @@ def _evaluation_threads(algo: str) -> contextlib.AbstractContextManager:
     from agents.sb3 import torch_threads
 
     return torch_threads(1)
-
-
-def board_kwargs(rules: game.Rules) -> dict[str, int]:
-    return {"rows": rules.rows, "cols": rules.cols, "win_length": rules.win_length}
 
 
 def _curve_entry(report: Any, **clock: float) -> dict[str, Any]:

@@ -125,9 +125,6 @@ def one_hot(obs: npt.ArrayLike, n_cells: int = game.N_CELLS) -> npt.NDArray[np.f
     return wrappers.one_hot(np.asarray(obs).reshape(-1, n_cells))
 
 
-def board_kwargs(rules: game.Rules) -> dict[str, int]:
-    return {"rows": rules.rows, "cols": rules.cols, "win_length": rules.win_length}
-
 
 # --- environments ---------------------------------------------------------------------------
 
@@ -136,7 +133,7 @@ def _base_env(opponent: str | Opponent, agent_mark: str,
     # Each env needs its own opponent: a mixture remembers which player it drew this episode.
     player = (parse_opponent(opponent, rules) if isinstance(opponent, str)
               else copy.deepcopy(opponent))
-    return TicTacToeEnv(opponent=player, agent_mark=agent_mark, **board_kwargs(rules))
+    return TicTacToeEnv(opponent=player, agent_mark=agent_mark, **rules.kwargs)
 
 
 def make_env(
@@ -186,7 +183,7 @@ def make_training_env(
     ``options``: the adapter's ``canonical``, ``start`` and ``start_probability``."""
     n = n_envs or N_ENVS[check_algo(algo)]
     return TicTacToeSB3VecEnv(n, opponent, agent_mark, one_hot=uses_one_hot(algo), seed=seed,
-                              **board_kwargs(rules), **options)
+                              **rules.kwargs, **options)
 
 
 def build_model(algo: str, env: gym.Env | VecEnv, seed: int | None = None,

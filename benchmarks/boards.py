@@ -26,6 +26,7 @@ VECTOR_BOARDS = 4096
 
 
 def pick(mask: np.ndarray, rnd: random.Random) -> int:
+    """A uniformly random legal cell of a 0/1 mask (the same agent for every contender)."""
     cells = mask.nonzero()[0]
     return int(cells[int(rnd.random() * cells.size)])
 

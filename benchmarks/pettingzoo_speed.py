@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from boards import pick  # a sibling module: benchmarks/ is on sys.path when these run
 
 Play = Callable[[], int]
 OURS = "gym-tictactoe AEC env()"
@@ -33,11 +33,6 @@ REQUIRES = {"gym-tictactoe AEC": "pettingzoo"}  # a prefix, as speed.REQUIRES ha
 GROUP = "PettingZoo AEC random play 3x3, moves/s"
 BIG_GROUP = "PettingZoo AEC random play, bigger boards, moves/s"
 BIG = {"6x6x4": (6, 6, 4), "15x15x5": (15, 15, 5)}
-
-
-def pick(mask: np.ndarray, rnd: random.Random) -> int:
-    cells = mask.nonzero()[0]
-    return int(cells[int(rnd.random() * cells.size)])
 
 
 def aec_loop(env: Any) -> Play:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import random
 import statistics
 import subprocess
 import sys
@@ -65,12 +64,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def pick(mask: np.ndarray, rnd: random.Random) -> int:
-    """A uniformly random legal cell of a 0/1 mask (the same agent for every single env)."""
-    cells = mask.nonzero()[0]
-    return int(cells[int(rnd.random() * cells.size)])
-
-
 # --- contenders: each returns a Play, one unit of work (a game, a step, a rollout) ------------
 
 def ours_single() -> Play:
@@ -84,18 +77,7 @@ def pettingzoo_single() -> Play:
 
 
 def openspiel_single() -> Play:
-    import pyspiel
-
-    game, rnd = pyspiel.load_game("tic_tac_toe"), random.Random(0)
-
-    def play() -> int:
-        state, moves = game.new_initial_state(), 0
-        while not state.is_terminal():
-            legal = state.legal_actions()
-            state.apply_action(legal[int(rnd.random() * len(legal))])
-            moves += 1
-        return moves
-    return play
+    return other_boards.openspiel("tic_tac_toe", {})
 
 
 def ours_vector(boards: int) -> Play:

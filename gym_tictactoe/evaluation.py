@@ -490,7 +490,7 @@ def evaluate(policy: Policy, *, probabilities: bool | None = None, rows: int | N
     ``best_response``'s ``probabilities`` says, and its move for the rate). The board: the sizes
     given, else the policy's own, else 3x3 (solved boards only)."""
     rules = board_of(policy, rows, cols, win_length)
-    board = {"rows": rules.rows, "cols": rules.cols, "win_length": rules.win_length}
+    board = rules.kwargs
     moves = policy_moves(policy, **board)
     if _stochastic(policy, None, probabilities):
         response = best_response(policy, probabilities=True, **board)

@@ -163,6 +163,11 @@ class Rules:
     def size(self) -> tuple[int, int, int]:
         return self.rows, self.cols, self.win_length
 
+    @property
+    def kwargs(self) -> dict[str, int]:
+        """``{"rows": ..., "cols": ..., "win_length": ...}``: the keywords every layer takes."""
+        return {"rows": self.rows, "cols": self.cols, "win_length": self.win_length}
+
     # --- one position, any board --------------------------------------------------------------
 
     def encode(self, board: Any) -> Position:

@@ -506,11 +506,7 @@ def parse_opponent(spec: str, rules: game.Rules = game.TICTACTOE) -> Opponent:
         body, _, weight = part.partition("*")
         players.append(_parse_one(body, rules))
         weights.append(_number(weight, spec) if weight else 1.0)
-    return MixtureOpponent(players, weights, **_board_kwargs(rules))
-
-
-def _board_kwargs(rules: game.Rules) -> dict[str, int]:
-    return {"rows": rules.rows, "cols": rules.cols, "win_length": rules.win_length}
+    return MixtureOpponent(players, weights, **rules.kwargs)
 
 
 def _parse_one(spec: str, rules: game.Rules) -> Opponent:
@@ -521,7 +517,7 @@ def _parse_one(spec: str, rules: game.Rules) -> Opponent:
         if not equals:
             raise ValueError(f"bad opponent argument {item!r} in {spec!r}: expected key=value")
         kwargs[key.strip()] = _literal(value.strip())
-    return make_opponent(name.strip(), **kwargs, **_board_kwargs(rules))
+    return make_opponent(name.strip(), **kwargs, **rules.kwargs)
 
 
 def _literal(text: str) -> float | int | bool | str:

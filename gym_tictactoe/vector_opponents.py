@@ -228,14 +228,10 @@ def vectorize_opponent(opponent: Opponent | str, num_envs: int,
             return RandomCells()
         return MaskPlayer(opponent, agents)
     if isinstance(opponent, EpsilonOpponent):
-        random = vectorize_opponent(RandomOpponent(**_board(rules)), num_envs, rules, agents)
+        random = vectorize_opponent(RandomOpponent(**rules.kwargs), num_envs, rules, agents)
         inner = vectorize_opponent(opponent.inner, num_envs, rules, agents)
         return EpsilonPlayer(opponent.epsilon, inner, random)
     if isinstance(opponent, MixtureOpponent):
         players = [vectorize_opponent(o, num_envs, rules, agents) for o in opponent.opponents]
         return MixturePlayer(players, opponent.weights, num_envs)
     return LoopPlayer(opponent, rules, agents)
-
-
-def _board(rules: game.Rules) -> dict[str, int]:
-    return {"rows": rules.rows, "cols": rules.cols, "win_length": rules.win_length}
