@@ -23,30 +23,37 @@ from functools import partial
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
-import numpy.typing as npt
 import torch as th
-from gymnasium import spaces
-from sb3_contrib import MaskablePPO
-from stable_baselines3 import DQN, PPO
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
+from agents import sb3_policy
+from agents.sb3_policy import (  # re-exported: agents.sb3 is the module users import
+    ALGO_CLASSES,
+    ALGOS,
+    ModelPolicy,
+    algo_of,
+    check_algo,
+    observation_space,
+    uses_one_hot,
+)
 from agents.sb3_vec import TicTacToeSB3VecEnv
-from gym_tictactoe import evaluation, game, wrappers
+from gym_tictactoe import evaluation, game
 from gym_tictactoe.env import TicTacToeEnv
 from gym_tictactoe.opponents import Opponent, parse_opponent
 from gym_tictactoe.seeding import check_seed
-from gym_tictactoe.symmetry import canonicalize, transform_cells, uncanonical_actions
 from gym_tictactoe.wrappers import OneHotObservation
 
-ALGOS = ("maskable-ppo", "ppo", "dqn")
-ALGO_CLASSES: dict[str, type[BaseAlgorithm]] = {
-    "maskable-ppo": MaskablePPO, "ppo": PPO, "dqn": DQN,
-}
+__all__ = [
+    "ALGOS", "ALGO_CLASSES", "CURRICULUM", "HYPERPARAMETERS", "N_ENVS", "ExactEvalCallback",
+    "ModelPolicy", "algo_of", "build_model", "check_algo", "make_env", "make_training_env",
+    "make_vec_env", "observation_space", "one_hot", "torch_threads", "train", "uses_one_hot",
+]
+one_hot = sb3_policy.one_hot  # boards as OneHotObservation encodes them
+
 # Minimax that plays a random move 40% of the time: its random moves lead the agent into the
 # positions that follow mistakes, its perfect ones punish the agent's own; against it the
 # expected-value-best move keeps the game value everywhere (agents/q_learning.py's docstring).
@@ -91,39 +98,6 @@ HYPERPARAMETERS: dict[str, dict[str, Any]] = {
     },
 }
 N_ENVS = {"maskable-ppo": 64, "ppo": 64, "dqn": 8}
-
-
-def check_algo(algo: str) -> str:
-    """``algo`` itself when it is one of ``ALGOS``, else a ValueError listing them."""
-    if algo not in ALGOS:
-        raise ValueError(f"unknown algorithm {algo!r}; choose one of {list(ALGOS)}")
-    return algo
-
-
-def algo_of(model: BaseAlgorithm) -> str:
-    """The ``ALGOS`` name of a model's class (MaskablePPO is not a PPO subclass, so exact)."""
-    for algo, cls in ALGO_CLASSES.items():
-        if type(model) is cls:
-            return algo
-    raise ValueError(f"{type(model).__name__} is not one of {list(ALGOS)}")
-
-
-def uses_one_hot(algo: str) -> bool:
-    """Whether ``algo`` sees OneHotObservation (27 floats) rather than the int8 board."""
-    return check_algo(algo) != "maskable-ppo"
-
-
-def observation_space(algo: str, n_cells: int = game.N_CELLS) -> spaces.Space:
-    """The observation space the algorithm's models are built on, for a board of ``n_cells``."""
-    if uses_one_hot(algo):
-        return wrappers.one_hot_space(n_cells)
-    return spaces.MultiDiscrete([3] * n_cells, dtype=np.int8)
-
-
-def one_hot(obs: npt.ArrayLike, n_cells: int = game.N_CELLS) -> npt.NDArray[np.float32]:
-    """Boards (N, cells) as OneHotObservation encodes them: (N, 3 * cells), planes first."""
-    return wrappers.one_hot(np.asarray(obs).reshape(-1, n_cells))
-
 
 
 # --- environments ---------------------------------------------------------------------------
@@ -195,80 +169,6 @@ def build_model(algo: str, env: gym.Env | VecEnv, seed: int | None = None,
                          f"{env.observation_space} (build it with make_vec_env({algo!r}))")
     params = {**copy.deepcopy(HYPERPARAMETERS[algo]), **kwargs}  # SB3 keeps policy_kwargs
     return ALGO_CLASSES[algo]("MlpPolicy", env, seed=seed, **params)
-
-
-# --- the Policy adapter ---------------------------------------------------------------------
-
-class ModelPolicy:
-    """A trained model as a Policy ``(obs int8[9], mask int8[9]) -> cell``, always legal.
-
-    Observations are the env's board (1 own mark, 2 the opponent's); the adapter one-hot
-    encodes them for ``"ppo"`` and ``"dqn"``. Moves are the masked argmax of the network's
-    preferences: the action logits for (Maskable)PPO, the Q-values for DQN. A model trained on
-    canonical boards (``canonical=True``, as the adapter's ``canonical`` option shows them) is
-    asked about each board's canonical image, and its move mapped back.
-    """
-
-    def __init__(self, model: BaseAlgorithm, algo: str | None = None,
-                 rules: game.Rules | None = None, canonical: bool = False) -> None:
-        self.algo = algo_of(model) if algo is None else check_algo(algo)
-        if type(model) is not ALGO_CLASSES[self.algo]:
-            raise ValueError(f"algo {self.algo!r} needs a {ALGO_CLASSES[self.algo].__name__}; "
-                             f"got {type(model).__name__}")
-        self.model, self.canonical = model, bool(canonical)
-        self.n_cells = int(model.action_space.n)
-        self.rules = _board_with(self.n_cells) if rules is None else rules
-        if self.rules.n_cells != self.n_cells:
-            raise ValueError(f"the model plays {self.n_cells} cells; the {self.rules.name} board "
-                             f"has {self.rules.n_cells}")
-
-    def __call__(self, obs: npt.ArrayLike, mask: npt.ArrayLike) -> int:
-        boards, masks = _batch(obs, mask, self.n_cells)
-        if self.algo == "maskable-ppo" and not self.canonical:  # SB3's own is the reference
-            action, _ = self.model.predict(boards[0], action_masks=masks[0], deterministic=True)
-            return int(action)
-        return int(self.act_batch(boards, masks)[0])
-
-    def act_batch(self, obs: npt.ArrayLike, masks: npt.ArrayLike) -> npt.NDArray[np.int64]:
-        """The moves for N boards (N, 9) under their masks (N, 9), in one forward pass."""
-        boards, legal = _batch(obs, masks, self.n_cells)
-        if not self.canonical:
-            return np.where(legal, self.preferences(boards), -np.inf).argmax(axis=1)
-        images, symmetry = canonicalize(self.rules, boards)
-        legal = transform_cells(self.rules, legal, symmetry)
-        moves = np.where(legal, self.preferences(images), -np.inf).argmax(axis=1)
-        return uncanonical_actions(self.rules, moves, symmetry)
-
-    def preferences(self, obs: npt.ArrayLike) -> npt.NDArray[np.float32]:
-        """(N, 9) unmasked action logits (PPO) or Q-values (DQN) for N boards."""
-        policy = self.model.policy
-        policy.set_training_mode(False)
-        boards = np.asarray(obs, dtype=np.int8).reshape(-1, self.n_cells)
-        inputs = one_hot(boards, self.n_cells) if uses_one_hot(self.algo) else boards
-        with th.no_grad():
-            tensor = th.as_tensor(inputs, device=policy.device)
-            if self.algo == "dqn":
-                out = policy.q_net(tensor)
-            else:
-                out = policy.get_distribution(tensor).distribution.logits
-        return out.cpu().numpy()
-
-
-def _board_with(n_cells: int) -> game.Rules:
-    """3x3 for 9 cells; any other size needs the board named (4x3 and 2x6 have 12 cells)."""
-    if n_cells == game.N_CELLS:
-        return game.TICTACTOE
-    raise ValueError(f"a model of {n_cells} cells: name its board (rules=game.rules(rows, cols, "
-                     "win_length)); only 9 cells means 3x3x3")
-
-
-def _batch(obs: npt.ArrayLike, masks: npt.ArrayLike,
-           n_cells: int = game.N_CELLS) -> tuple[npt.NDArray, npt.NDArray]:
-    boards = np.asarray(obs, dtype=np.int8).reshape(-1, n_cells)
-    legal = np.asarray(masks).reshape(-1, n_cells).astype(bool)
-    if len(boards) != len(legal) or not legal.any(axis=1).all():
-        raise ValueError("need one mask per board, each with a legal move (a game still on)")
-    return boards, legal
 
 
 # --- exact evaluation during training --------------------------------------------------------

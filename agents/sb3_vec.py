@@ -160,7 +160,9 @@ class TicTacToeSB3VecEnv(VecEnv):
         boards = self._get_indices(indices)
         if method_name not in PER_BOARD_METHODS:
             self._require_all(indices, f"env_method({method_name!r})")
-        result = getattr(self.venv, method_name)(*method_args, **method_kwargs)
+        # The adapter's own masks: in the canonical orientation when the boards are shown so.
+        owner = self if method_name == "action_masks" else self.venv
+        result = getattr(owner, method_name)(*method_args, **method_kwargs)
         if method_name in PER_BOARD_METHODS and result is not None:
             return [result[i] for i in boards]
         return [result] * len(boards)

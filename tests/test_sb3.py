@@ -150,6 +150,64 @@ def test_model_policy_checks_its_arguments(trained):
         sb3.ModelPolicy(trained["ppo"]).act_batch(np.zeros((1, 9)), np.zeros((1, 9)))
 
 
+def test_stochastic_maskable_ppo_offers_its_own_masked_distribution(trained):
+    boards, masks = _positions()
+    model = trained["maskable-ppo"]
+    probs = sb3.ModelPolicy(model, stochastic=True).action_probabilities_batch(boards, masks)
+    with torch.no_grad():
+        dist = model.policy.get_distribution(torch.as_tensor(boards), action_masks=masks)
+        expected = dist.distribution.probs.numpy()
+    np.testing.assert_allclose(probs, expected, atol=1e-6)
+    assert (probs[masks == 0] == 0).all()
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0)
+
+
+def test_stochastic_ppo_is_renormalised_over_the_legal_cells(trained):
+    boards, masks = _positions()
+    policy = sb3.ModelPolicy(trained["ppo"], stochastic=True)
+    with torch.no_grad():
+        full = trained["ppo"].policy.get_distribution(
+            torch.as_tensor(sb3.one_hot(boards))).distribution.probs.numpy()
+    legal = np.where(masks, full, 0.0)
+    np.testing.assert_allclose(policy.action_probabilities_batch(boards, masks),
+                               legal / legal.sum(axis=1, keepdims=True), atol=1e-6)
+
+
+def test_stochastic_policy_draws_legal_seeded_moves_and_is_measured_exactly(trained):
+    boards, masks = _positions()
+    draws = [sb3.ModelPolicy(trained["maskable-ppo"], stochastic=True, seed=7).act_batch(
+        boards, masks) for _ in range(2)]
+    np.testing.assert_array_equal(draws[0], draws[1])
+    assert masks[np.arange(len(boards)), draws[0]].all()
+    policy = sb3.ModelPolicy(trained["maskable-ppo"], stochastic=True)
+    found = evaluation.best_response(policy)
+    # A smoke-trained softmax policy: strictly between perfect (0) and always losing (2).
+    assert 0 < evaluation.exploitability(policy) < 2
+    assert evaluation.exploitability(policy) == -(found["X"].expected + found["O"].expected)
+    deterministic = evaluation.best_response(sb3.ModelPolicy(trained["maskable-ppo"]))
+    assert deterministic["X"].expected in (-1, 0, 1)
+
+
+def test_a_canonical_stochastic_policy_maps_its_distribution_back(trained):
+    from gym_tictactoe.symmetry import canonicalize, untransform_cells
+
+    boards, masks = _positions()
+    model = trained["maskable-ppo"]
+    canonical = sb3.ModelPolicy(model, canonical=True, stochastic=True)
+    plain = sb3.ModelPolicy(model, stochastic=True)
+    images, symmetry = canonicalize(game.TICTACTOE, boards)
+    image_masks = (images == 0).astype(np.int8)
+    expected = untransform_cells(game.TICTACTOE,
+                                 plain.action_probabilities_batch(images, image_masks), symmetry)
+    np.testing.assert_allclose(canonical.action_probabilities_batch(boards, masks), expected)
+
+
+def test_dqn_has_no_distribution(trained):
+    with pytest.raises(ValueError, match="dqn plays its greedy move"):
+        sb3.ModelPolicy(trained["dqn"], stochastic=True)
+    assert not hasattr(sb3.ModelPolicy(trained["ppo"]), "action_probabilities_batch")
+
+
 # --- exact evaluation during training -------------------------------------------------------
 
 def test_callback_records_history_at_the_right_timesteps():

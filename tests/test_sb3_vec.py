@@ -142,6 +142,8 @@ def test_a_bad_seed_is_refused_when_given(seed):
 
 
 def test_canonical_adapter_shows_canonical_boards_and_maps_moves_and_masks_back():
+    from sb3_contrib.common.maskable.utils import get_action_masks
+
     from gym_tictactoe.symmetry import uncanonical_actions
 
     env = TicTacToeSB3VecEnv(64, "random", "random", canonical=True, start="random",
@@ -152,6 +154,8 @@ def test_canonical_adapter_shows_canonical_boards_and_maps_moves_and_masks_back(
         assert (game.CANONICAL[codes] == codes).all()  # every board in its lowest orientation
         masks = env.action_masks()
         assert (masks == (obs == 0)).all()  # the mask of the board as shown
+        # MaskablePPO asks through env_method: the same canonical masks.
+        assert (get_action_masks(env) == masks).all()
         actions = np.argmax(rng.random(masks.shape) * masks, axis=1)
         real = uncanonical_actions(game.TICTACTOE, actions, env._symmetry)
         assert env.venv.action_masks()[np.arange(64), real].all()  # legal where it is played
