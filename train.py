@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from gym_tictactoe import game
-from gym_tictactoe.arguments import board_arg, opponent_spec, positive_int, seed_arg
+from gym_tictactoe.arguments import board_arg, opponent_spec, positive_int, probability, seed_arg
 from gym_tictactoe.evaluation import RESULT_SCORES
 from gym_tictactoe.extras import MissingExtra, require
 from gym_tictactoe.files import atomic_path
@@ -37,6 +37,8 @@ EVAL_EVERY = {"q": 1000, "sb3": 10_000}
 # On 13-16 cells one exact evaluation takes 6-12 s: every 1,000 episodes would be most of the run.
 EVAL_EVERY_BIG_Q = 100_000
 NAME_MAX = 255  # bytes in a folder name on common file systems
+POOL, MIX_SHARE = 5, 0.2
+REFRESH_EVERY = {"q": 1000, "sb3": 10_000}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,9 +48,23 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"SB3 budget in agent timesteps (default: {TIMESTEPS})")
     parser.add_argument("--episodes", type=positive_int, default=None,
                         help=f"Q-learning budget in episodes (default: {EPISODES})")
-    parser.add_argument("--opponent", type=opponent_spec, default=None,
-                        help="opponent spec, e.g. 'minimax' or 'random+heuristic+minimax*2' "
+    parser.add_argument("--opponent", type=training_opponent, default=None,
+                        help="'self' (self-play) or an opponent spec, e.g. 'minimax' or "
+                             "'random+heuristic+minimax*2' "
                              "(default: the algorithm's curriculum)")
+    self_play = parser.add_argument_group("self-play (--opponent self)")
+    self_play.add_argument("--pool", type=positive_int, default=None,
+                           help=f"snapshots of the agent played against (default: {POOL})")
+    self_play.add_argument("--refresh-every", type=positive_int, default=None,
+                           help="episodes (q) or timesteps (SB3) between snapshots (default: "
+                                f"{REFRESH_EVERY['q']} or {REFRESH_EVERY['sb3']})")
+    self_play.add_argument("--snapshot", action="append", type=Path, default=None,
+                           metavar="MODEL", help="a saved model (train.py's model.npz or "
+                           "model.zip, same board) to start the pool with; repeatable")
+    self_play.add_argument("--mix", type=opponent_spec, default=None,
+                           help="a built-in opponent played in --mix-share of the episodes")
+    self_play.add_argument("--mix-share", type=probability, default=None, metavar="P",
+                           help=f"share of the episodes against --mix (default: {MIX_SHARE})")
     parser.add_argument("--board", type=board_arg, default=game.TICTACTOE, metavar="RxCxK",
                         help="rows x cols x win length of a board of at most 16 cells, e.g. "
                         "4x4x3 (default: 3x3x3)")
@@ -58,6 +74,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="seed of everything, 0 <= seed < 2**32 (default: 0)")
     parser.add_argument("--n-envs", type=positive_int, default=None,
                         help="SB3 parallel envs (default: the algorithm's own)")
+    parser.add_argument("--canonical", action=argparse.BooleanOptionalAction, default=None,
+                        help="SB3: show the network every board in its canonical orientation "
+                             "(default: on)")
+    parser.add_argument("--start", choices=("empty", "random"), default=None,
+                        help="SB3: where episodes begin; 'random' (exploring starts, the "
+                             "default) draws a position for --start-probability of them")
+    parser.add_argument("--start-probability", type=probability, default=None, metavar="P",
+                        help="SB3: share of episodes with a random start (default: 0.5)")
     parser.add_argument("--eval-every", type=positive_int, default=None,
                         help="exact evaluation period: episodes for q (default 1000), "
                              "timesteps for SB3 (default 10000)")
@@ -69,16 +93,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def training_opponent(text: str) -> str:
+    """An argparse type: ``self`` (self-play) or an opponent spec."""
+    return "self" if text.strip() == "self" else opponent_spec(text)
+
+
+def check_self_play(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Self-play flags only with --opponent self; their defaults filled in."""
+    flags = ("--pool", "--refresh-every", "--snapshot", "--mix", "--mix-share")
+    given = [flag for flag in flags if getattr(args, flag[2:].replace("-", "_")) is not None]
+    if args.opponent != "self":
+        if given:
+            parser.error(f"{given[0]} applies to self-play only (--opponent self)")
+        return
+    if args.mix is None and args.mix_share is not None:
+        parser.error("--mix-share needs --mix, the opponent played in that share")
+    if args.mix_share is not None and not 0 < args.mix_share < 1:
+        parser.error(f"--mix-share must be strictly between 0 and 1; got {args.mix_share}")
+    args.pool = args.pool or POOL
+    args.refresh_every = args.refresh_every or REFRESH_EVERY["q" if args.algo == "q" else "sb3"]
+    args.mix_share = None if args.mix is None else args.mix_share or MIX_SHARE
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The arguments, checked: a flag of the other kind of algorithm, a bad opponent spec or an
     unusable --out or --name is a usage error (exit 2), never a traceback later."""
     parser = build_parser()
     args = parser.parse_args(argv)
     q = args.algo == "q"
-    for flag in ("--timesteps", "--n-envs") if q else ("--episodes",):
+    sb3_only = ("--timesteps", "--n-envs", "--canonical", "--start", "--start-probability")
+    for flag in sb3_only if q else ("--episodes",):
         if getattr(args, flag.strip("-").replace("-", "_")) is not None:
             parser.error(f"{flag} does not apply to --algo {args.algo}: Q-learning counts "
-                         "--episodes, the SB3 algorithms --timesteps on --n-envs boards")
+                         "--episodes (and sees every symmetry of a position as one entry), the "
+                         "SB3 algorithms --timesteps on --n-envs boards with --canonical and "
+                         "--start")
+    if args.start == "empty" and args.start_probability is not None:
+        parser.error("--start-probability applies to --start random only")
     args.episodes, args.timesteps = args.episodes or EPISODES, args.timesteps or TIMESTEPS
     default_every = EVAL_EVERY["q" if q else "sb3"]
     if q and not args.board.tabled:
@@ -86,9 +137,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.eval_every = args.eval_every or default_every
     board = "" if args.board is game.TICTACTOE else f"-{args.board.name}"
     args.name = args.name or f"{args.algo}{board}-seed{args.seed}"
+    check_self_play(parser, args)
     try:
         args.board.check_solvable("train.py (it evaluates exactly)")
-        parse_opponent(args.opponent or "random", args.board)
+        parse_opponent(args.mix or ("random" if args.opponent in (None, "self")
+                                    else args.opponent), args.board)
     except ValueError as error:
         parser.error(str(error))
     try:
@@ -170,7 +223,6 @@ def train_q(args: argparse.Namespace) -> Trained:
     from gym_tictactoe.evaluation import evaluate
 
     opponent, board = args.opponent or TRAINING_OPPONENT, args.board.kwargs
-    env = gym.make("TicTacToe-v0", opponent=opponent, agent_mark=args.seat, **board)
     agent, curve, start = QLearningAgent(seed=args.seed, **board), [], time.perf_counter()
 
     def on_eval(agent: QLearningAgent, episodes: int) -> bool:
@@ -178,11 +230,38 @@ def train_q(args: argparse.Namespace) -> Trained:
                                   seconds=time.perf_counter() - start))
         return curve[-1]["perfect"]
 
-    agent.train(env, args.episodes, seed=args.seed, eval_every=args.eval_every,
-                on_eval=on_eval, progress=not args.no_progress)
-    agent.save(args.run_dir / "model.npz")
     settings = {"episodes": args.episodes, "hyperparameters": asdict(agent.config)}
+    if opponent == "self":
+        from agents import self_play
+
+        pool = args.pool_object
+        self_play.train_q(agent, pool, args.episodes, args.refresh_every, seed=args.seed,
+                          agent_mark=args.seat, eval_every=args.eval_every, on_eval=on_eval,
+                          progress=not args.no_progress)
+        settings["self_play"] = self_play_settings(args, pool)
+    else:
+        env = gym.make("TicTacToe-v0", opponent=opponent, agent_mark=args.seat, **board)
+        agent.train(env, args.episodes, seed=args.seed, eval_every=args.eval_every,
+                    on_eval=on_eval, progress=not args.no_progress)
+    agent.save(args.run_dir / "model.npz")
     return Trained(agent, curve, "model.npz", opponent, settings)
+
+
+def snapshot_pool(args: argparse.Namespace) -> Any:
+    """The self-play pool --pool, --snapshot, --mix and --mix-share describe: FileNotFoundError
+    or ValueError for a --snapshot that is no model of ours or plays another board."""
+    from agents.self_play import SnapshotPool
+
+    pool = SnapshotPool(args.board, args.pool, args.mix, args.mix_share or 0.0, seed=args.seed)
+    for path in args.snapshot or []:
+        pool.add_file(path)
+    return pool
+
+
+def self_play_settings(args: argparse.Namespace, pool: Any) -> dict[str, Any]:
+    return {"pool": args.pool, "refresh_every": args.refresh_every, "mix": args.mix,
+            "mix_share": args.mix_share, "snapshot_files": [str(p) for p in args.snapshot or []],
+            "snapshots_taken": pool.added}
 
 
 def train_sb3(args: argparse.Namespace) -> Trained:
@@ -192,16 +271,39 @@ def train_sb3(args: argparse.Namespace) -> Trained:
 
     opponent = args.opponent or sb3.CURRICULUM
     n_envs = args.n_envs or sb3.N_ENVS[args.algo]
+    options = env_options(args, sb3.ENV_OPTIONS[args.algo])
+    canonical, pool, callbacks = options["canonical"], None, []
+    if opponent == "self":
+        from agents.self_play import snapshot_callback
+
+        pool = args.pool_object
+        callbacks.append(snapshot_callback(pool, args.refresh_every, args.algo, canonical))
     model, callback = sb3.train(
-        args.algo, args.timesteps, opponent=opponent, agent_mark=args.seat, seed=args.seed,
-        n_envs=n_envs, eval_every=args.eval_every, progress_bar=not args.no_progress,
-        rules=args.board,
+        args.algo, args.timesteps, opponent=pool.opponent() if pool else opponent,
+        agent_mark=args.seat, seed=args.seed, n_envs=n_envs, eval_every=args.eval_every,
+        progress_bar=not args.no_progress, rules=args.board, env_options=options,
+        callbacks=callbacks,
     )
-    save_model(model, args.run_dir / "model.zip", args.board)
-    settings = {"timesteps": args.timesteps, "n_envs": n_envs,
+    save_model(model, args.run_dir / "model.zip", args.board, canonical=canonical)
+    settings = {"timesteps": args.timesteps, "n_envs": n_envs, "env_options": options,
                 "hyperparameters": sb3.HYPERPARAMETERS[args.algo]}
-    return Trained(sb3.ModelPolicy(model, args.algo, args.board), callback.history, "model.zip",
-                   opponent, settings)
+    if pool is not None:
+        settings["self_play"] = self_play_settings(args, pool)
+    return Trained(sb3.ModelPolicy(model, args.algo, args.board, canonical), callback.history,
+                   "model.zip", opponent, settings)
+
+
+def env_options(args: argparse.Namespace, defaults: dict[str, Any]) -> dict[str, Any]:
+    """The SB3 training envs' options: ``defaults`` (``agents.sb3.ENV_OPTIONS``) overridden by
+    --canonical / --no-canonical, --start and --start-probability."""
+    options = {"canonical": defaults.get("canonical", False),
+               "start": args.start or defaults.get("start", "empty")}
+    if options["start"] == "random":
+        options["start_probability"] = (args.start_probability if args.start_probability
+                                        is not None else defaults.get("start_probability", 1.0))
+    if args.canonical is not None:
+        options["canonical"] = args.canonical
+    return options
 
 
 def _evaluation_threads(algo: str) -> contextlib.AbstractContextManager:
@@ -313,8 +415,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         check_extras(args)
+        args.pool_object = snapshot_pool(args) if args.opponent == "self" else None
         made = make_run_dir(args.run_dir)
-    except (MissingExtra, OSError) as error:
+    except (MissingExtra, OSError, ValueError) as error:  # ValueError: a --snapshot file
         print(f"train.py: error: {error}", file=sys.stderr)
         return 1 if isinstance(error, MissingExtra) else 2
     try:

@@ -26,6 +26,7 @@ touches perfect play only now and then, about 4 times later, and falls back to 8
 
 from __future__ import annotations
 
+import copy
 import os
 import time
 from collections.abc import Callable
@@ -196,6 +197,14 @@ class QLearningAgent:
             values = self._values_of(cells.astype(np.int64) @ self.rules.pow3)
             moves[part] = np.argmax(np.where(legal, values, -np.inf), axis=1)
         return moves
+
+    def frozen(self) -> QLearningAgent:
+        """A copy that keeps playing as this agent plays now, however it trains on: a self-play
+        snapshot (its values copied; the board's index, built once per process, shared)."""
+        snapshot = copy.copy(self)
+        snapshot.q, snapshot.visits = self.q.copy(), self.visits.copy()
+        snapshot.rng = copy.deepcopy(self.rng)
+        return snapshot
 
     def q_values(self, obs: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """The action values of an observation (a copy), in its own cell order; zeros for a

@@ -9,6 +9,8 @@ measures the policy exactly as a stochastic one (``best_response``'s ``expected`
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import numpy.typing as npt
 import torch as th
@@ -91,6 +93,7 @@ class ModelPolicy:
             raise ValueError("stochastic=True needs an action distribution: (maskable-)ppo has "
                              "one, dqn plays its greedy move (use stochastic=False)")
         self.model, self.canonical = model, bool(canonical)
+        self.network = model.policy  # the model's own, or a frozen copy (``frozen``)
         self.n_cells = int(model.action_space.n)
         self.rules = _board_with(self.n_cells) if rules is None else rules
         if self.rules.n_cells != self.n_cells:
@@ -103,7 +106,8 @@ class ModelPolicy:
 
     def __call__(self, obs: npt.ArrayLike, mask: npt.ArrayLike) -> int:
         boards, masks = _batch(obs, mask, self.n_cells)
-        if self.algo == "maskable-ppo" and not (self.canonical or self.stochastic):
+        own = self.network is self.model.policy
+        if self.algo == "maskable-ppo" and own and not (self.canonical or self.stochastic):
             # SB3's own prediction is the reference the batched path is tested against.
             action, _ = self.model.predict(boards[0], action_masks=masks[0], deterministic=True)
             return int(action)
@@ -131,6 +135,14 @@ class ModelPolicy:
         probs = weights / weights.sum(axis=1, keepdims=True)
         return probs if symmetry is None else untransform_cells(self.rules, probs, symmetry)
 
+    def frozen(self) -> ModelPolicy:
+        """A copy that keeps playing as the model plays now, however it trains on: a self-play
+        snapshot (the network copied, with its own generator for stochastic play)."""
+        snapshot = copy.copy(self)
+        snapshot.network = copy.deepcopy(self.network)
+        snapshot.rng = copy.deepcopy(self.rng)
+        return snapshot
+
     def _probabilities_one(self, obs: npt.ArrayLike,
                            mask: npt.ArrayLike) -> npt.NDArray[np.float64]:
         return self.probabilities(obs, mask)[0]
@@ -147,7 +159,7 @@ class ModelPolicy:
 
     def preferences(self, obs: npt.ArrayLike) -> npt.NDArray[np.float32]:
         """(N, 9) unmasked action logits (PPO) or Q-values (DQN) for N boards."""
-        policy = self.model.policy
+        policy = self.network
         policy.set_training_mode(False)
         boards = np.asarray(obs, dtype=np.int8).reshape(-1, self.n_cells)
         inputs = one_hot(boards, self.n_cells) if uses_one_hot(self.algo) else boards

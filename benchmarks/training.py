@@ -1,16 +1,25 @@
-"""How fast do SB3 algorithms learn perfect tic-tac-toe? Timesteps and wall time, measured exactly.
+"""How fast do SB3 agents learn provably perfect tic-tac-toe, and what does each change buy?
 
-Each algorithm (MaskablePPO on the board with action masks; PPO and DQN on one-hot boards, where
-an illegal move loses) trains against ``agents.sb3.CURRICULUM`` in both seats (``agent_mark`` drawn
-each episode), with ``gym_tictactoe.evaluation.evaluate`` every ``--eval-every`` timesteps. Per
-algorithm and seed the table gives the first evaluation with draws in both seats against any
-opponent, the first perfect one (draws and 100% value-keeping moves; training stops there) or
-else the best optimal-move rate reached within the budget::
+Each run trains one algorithm with one seed against ``agents.sb3.CURRICULUM`` in both seats, with
+an exact evaluation (``gym_tictactoe.evaluation.evaluate``: every position, a best response in
+each seat) every ``--eval-every`` timesteps, and stops at the first perfect one (100% optimal moves
+and draw/draw against a best response) or at the budget::
 
-    python benchmarks/training.py --algos maskable-ppo ppo dqn --seeds 0 1
+    python benchmarks/training.py                      # dqn and maskable-ppo, seeds 0-4, defaults
+    python benchmarks/training.py --ablation --jobs 2  # ... and with each change switched off
 
-Wall times include the exact evaluations (about 0.1 s each) and depend on the machine and its
-load; timesteps do not. The results JSON holds every evaluation for learning curves.
+Variants (``--variants``, or all of them with ``--ablation``): ``default`` is what ``train.py``
+uses (``agents.sb3.ENV_OPTIONS``: canonical observations and exploring starts on 75% of the
+episodes, against ``CURRICULUM``, minimax with 20% random moves); ``no-canonical``, ``no-starts``
+and ``old-opponent`` (40% random moves) undo one change each; ``before`` is the setup before
+them all (no canonical boards, no exploring starts, the old opponent). Every run also reports
+its final model averaged over the 8 symmetries at play time (``SymmetrizedPolicy``;
+(Maskable)PPO averages its action distributions, DQN its moves' votes), a change that needs no
+retraining.
+
+Timesteps reproduce; wall times depend on the machine and its load (``--jobs 2`` runs two
+trainings at once, one per core, each with one torch thread). The results JSON keeps every
+evaluation of every run.
 """
 
 from __future__ import annotations
@@ -19,86 +28,159 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from importlib.metadata import version
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 from agents import sb3
+from gym_tictactoe import evaluation
 from gym_tictactoe.files import atomic_path
+from gym_tictactoe.symmetry import SymmetrizedPolicy
 
 DEFAULT_OUT = Path("benchmarks/results/training.json")
-# Enough for each to reach its plateau against the curriculum (about 2-5 minutes each on 2 cores).
-BUDGETS = {"maskable-ppo": 600_000, "ppo": 1_000_000, "dqn": 300_000}
+BUDGET = 300_000
+ALGOS = ("dqn", "maskable-ppo")
+VARIANTS = ("default", "no-canonical", "no-starts", "old-opponent", "before")
+
+
+def env_options(algo: str, variant: str) -> dict[str, Any]:
+    """``algo``'s default env options with the change(s) ``variant`` names switched off."""
+    options = dict(sb3.ENV_OPTIONS[algo])
+    if variant in ("no-canonical", "before"):
+        options["canonical"] = False
+    if variant in ("no-starts", "before"):
+        options.pop("start", None)
+        options.pop("start_probability", None)
+    return options
+
+
+def opponent(variant: str) -> str:
+    """The curriculum: the old one (epsilon 0.4) for the variants that name it."""
+    return sb3.OLD_CURRICULUM if variant in ("old-opponent", "before") else sb3.CURRICULUM
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--algos", nargs="+", default=list(sb3.ALGOS), choices=sb3.ALGOS)
-    parser.add_argument("--timesteps", type=int, default=None,
-                        help=f"budget per run (default per algorithm: {BUDGETS})")
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    parser.add_argument("--algos", nargs="+", default=list(ALGOS), choices=sb3.ALGOS)
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
+    parser.add_argument("--ablation-seeds", nargs="+", type=int, default=None,
+                        help="seeds of the variants other than default (default: --seeds)")
+    parser.add_argument("--variants", nargs="+", default=["default"], choices=VARIANTS)
+    parser.add_argument("--ablation", action="store_true", help="every variant")
+    parser.add_argument("--timesteps", type=int, default=BUDGET, help="budget per run")
     parser.add_argument("--eval-every", type=int, default=10_000, help="timesteps between "
                         "exact evaluations (the resolution of the figures)")
-    parser.add_argument("--opponent", default=sb3.CURRICULUM, help="opponent spec to train on")
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is "
-                        "fastest for these small networks)")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at once (one per core)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results JSON path")
-    parser.add_argument("--progress", action="store_true", help="show SB3's progress bars")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.ablation:
+        args.variants = list(VARIANTS)
+    return args
 
 
-def run_one(algo: str, seed: int, args: argparse.Namespace) -> dict[str, Any]:
-    """Train one algorithm with one seed; the figures for the table and the JSON."""
+def run_one(algo: str, variant: str, seed: int, timesteps: int, eval_every: int
+            ) -> dict[str, Any]:
+    """Train one (algo, variant, seed) until perfect or the budget; its figures and history."""
+    options = env_options(algo, variant)
     start = time.perf_counter()
-    model, callback = sb3.train(
-        algo, args.timesteps or BUDGETS[algo], opponent=args.opponent, agent_mark="random",
-        seed=seed, eval_every=args.eval_every, progress_bar=args.progress, stop_when_perfect=True,
-        threads=args.threads,
-    )
+    model, callback = sb3.train(algo, timesteps, opponent=opponent(variant), seed=seed,
+                                eval_every=eval_every, progress_bar=False,
+                                stop_when_perfect=True, threads=1, env_options=options)
+    seconds = time.perf_counter() - start
     history = callback.history
+    perfect = next((entry for entry in history if entry["perfect"]), None)
     return {
-        "algo": algo, "seed": seed, "timesteps": int(model.num_timesteps),
-        "wall_seconds": round(time.perf_counter() - start, 1),
-        "draws": _first(history, lambda e: e["X"] == e["O"] == "draw"),
-        "perfect": _first(history, lambda e: e["perfect"]),
-        "best": max(history, key=lambda e: (e["rate"], -e["timesteps"])),
-        "final": history[-1], "history": history,
+        "algo": algo, "variant": variant, "seed": seed, "env_options": options,
+        "opponent": opponent(variant),
+        "timesteps": int(model.num_timesteps), "wall_seconds": round(seconds, 1),
+        "perfect": perfect, "best_rate": max(entry["rate"] for entry in history),
+        "final": history[-1], "averaged": _averaged(model, algo, options), "history": history,
     }
 
 
-def _first(history: list[dict[str, Any]], test: Callable[[dict], bool]) -> dict | None:
-    return next((entry for entry in history if test(entry)), None)
+def _averaged(model: Any, algo: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The final model averaged over the board's symmetries at play time, measured exactly."""
+    canonical = bool(options.get("canonical", False))
+    policy = sb3.ModelPolicy(model, algo, canonical=canonical, stochastic=algo != "dqn")
+    with sb3.torch_threads(1):
+        report = evaluation.evaluate(SymmetrizedPolicy(policy))
+    return {"rate": report.move_rate.rate, "X": report.best_response["X"].result,
+            "O": report.best_response["O"].result, "perfect": report.perfect}
 
 
-def _when(entry: dict[str, Any] | None) -> str:
-    return "-" if entry is None else f"{entry['timesteps']:,} ({entry['seconds']:.0f} s)"
+def run_all(args: argparse.Namespace) -> list[dict[str, Any]]:
+    def seeds(variant: str) -> list[int]:
+        return args.seeds if variant == "default" else args.ablation_seeds or args.seeds
+
+    jobs = [(algo, variant, seed, args.timesteps, args.eval_every)
+            for algo in args.algos for variant in args.variants for seed in seeds(variant)]
+    runs = []
+    # Spawned workers: a forked torch may hang; each worker sets its own single thread.
+    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("spawn")) as pool:
+        for run in pool.map(_run_job, jobs):
+            runs.append(run)
+            reached = (f"perfect at {run['perfect']['timesteps']:,}" if run["perfect"]
+                       else f"best rate {run['best_rate']:.4f}")
+            print(f"{run['algo']} {run['variant']} seed {run['seed']}: {reached}, "
+                  f"{run['wall_seconds']:.0f} s", flush=True)
+    return runs
+
+
+def _run_job(job: tuple[str, str, int, int, int]) -> dict[str, Any]:
+    return run_one(*job)
 
 
 def format_table(runs: list[dict[str, Any]]) -> str:
-    """One row per run: when it first drew in both seats, when it became perfect, its best."""
-    header = ("algo", "seed", "draw/draw at", "100% optimal at", "best rate (at)",
-              "final X/O", "steps", "wall s")
+    """Per algorithm and variant: seeds perfect, median timesteps and wall time to perfect, the
+    worst best rate, and what symmetry averaging of the final models gives."""
+    header = ("algo", "variant", "perfect", "median steps", "median s", "min best rate",
+              "averaged: perfect", "averaged: min rate")
     rows = [header]
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for run in runs:
-        best = run["best"]
-        rows.append((run["algo"], str(run["seed"]), _when(run["draws"]), _when(run["perfect"]),
-                     f"{best['rate']:.4f} ({best['timesteps']:,})",
-                     f"{run['final']['X']}/{run['final']['O']}", f"{run['timesteps']:,}",
-                     f"{run['wall_seconds']:.0f}"))
+        groups.setdefault((run["algo"], run["variant"]), []).append(run)
+    for (algo, variant), group in groups.items():
+        done = [run for run in group if run["perfect"]]
+        steps = [run["perfect"]["timesteps"] for run in done]
+        seconds = [run["perfect"]["seconds"] for run in done]
+        averaged = [run["averaged"] for run in group]
+        rows.append((algo, variant, f"{len(done)}/{len(group)}",
+                     f"{statistics.median(steps):,.0f}" if steps else "-",
+                     f"{statistics.median(seconds):.0f}" if seconds else "-",
+                     f"{min(run['best_rate'] for run in group):.4f}",
+                     f"{sum(entry['perfect'] for entry in averaged)}/{len(group)}",
+                     f"{min(entry['rate'] for entry in averaged):.4f}"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
              for row in rows]
     lines.insert(1, "  ".join("-" * width for width in widths))
-    return "\n".join(lines) + "\n('-' = not reached within the run's budget)"
+    return "\n".join(lines)
+
+
+def format_runs(runs: list[dict[str, Any]]) -> str:
+    """One line per run: timesteps and seconds to perfect, or its best rate."""
+    lines = []
+    for run in runs:
+        perfect = run["perfect"]
+        reached = (f"perfect at {perfect['timesteps']:,} ({perfect['seconds']:.0f} s)" if perfect
+                   else f"not perfect in {run['timesteps']:,}: best rate "
+                        f"{run['best_rate']:.4f}, final X {run['final']['X']} / O "
+                        f"{run['final']['O']}")
+        lines.append(f"{run['algo']:<13}{run['variant']:<14}seed {run['seed']}  {reached}")
+    return "\n".join(lines)
 
 
 def _environment(args: argparse.Namespace) -> dict[str, Any]:
     packages = ("torch", "stable-baselines3", "sb3-contrib", "gymnasium", "numpy")
     return {"python": platform.python_version(), "machine": platform.machine(),
-            "cpus": os.cpu_count(), "threads": args.threads,
+            "cpus": os.cpu_count(), "jobs": args.jobs, "torch_threads": 1,
+            "load_average_at_start": os.getloadavg()[0],
             **{name: version(name) for name in packages}}
 
 
@@ -110,7 +192,6 @@ def write_results(path: Path, args: argparse.Namespace, runs: list[dict[str, Any
         "command": " ".join(["python", *sys.argv]), "settings": settings,
         "hyperparameters": {algo: sb3.HYPERPARAMETERS[algo] for algo in args.algos},
         "n_envs": {algo: sb3.N_ENVS[algo] for algo in args.algos},
-        "budgets": {algo: args.timesteps or BUDGETS[algo] for algo in args.algos},
         "environment": _environment(args), "runs": runs,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -120,12 +201,8 @@ def write_results(path: Path, args: argparse.Namespace, runs: list[dict[str, Any
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    runs = []
-    for algo in args.algos:
-        for seed in args.seeds:
-            runs.append(run_one(algo, seed, args))
-            print(f"done {algo} seed {seed}: {runs[-1]['timesteps']:,} steps in "
-                  f"{runs[-1]['wall_seconds']:.0f} s", flush=True)
+    runs = run_all(args)
+    print(format_runs(runs))
     print(format_table(runs))
     write_results(args.out, args, runs)
     print(f"results written to {args.out}")

@@ -10,6 +10,7 @@ from functools import cache
 from gym_tictactoe import game
 from gym_tictactoe.opponents import OPPONENTS, make_opponent, parse_opponent
 from gym_tictactoe.seeding import check_seed
+from gym_tictactoe.starts import check_start_probability
 
 _ARGUMENT = re.compile(r"\s*[A-Za-z_]\w*\s*=")  # "key=..." continues the spec before it
 
@@ -39,7 +40,9 @@ def player_list(text: str) -> list[str]:
     if not specs:
         raise argparse.ArgumentTypeError(f"no player given; choose from {', '.join(player_names())}"
                                          " or any opponent spec")
-    return [opponent_spec(spec) for spec in dict.fromkeys(specs)]
+    # A model file (train.py's .npz or .zip) is loaded by the command, not parsed here.
+    return [spec if spec.lower().endswith((".npz", ".zip")) else opponent_spec(spec)
+            for spec in dict.fromkeys(specs)]
 
 
 def opponent_spec(text: str) -> str:
@@ -61,6 +64,15 @@ def positive_int(text: str, low: int = 1) -> int:
     if value < low:
         raise argparse.ArgumentTypeError(f"expected {kind} integer, got {text!r}")
     return value
+
+
+def probability(text: str) -> float:
+    """An argparse type: a number in [0, 1] (``starts.check_start_probability``'s rule)."""
+    try:
+        return check_start_probability(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a probability, a number in [0, 1]; "
+                                         f"got {text!r}") from None
 
 
 def seed_arg(text: str) -> int:

@@ -2,9 +2,10 @@
 
 - ``play``: you against an opponent in the terminal, cells typed as 0-8 (the numbers the board
   shows on its empty cells, the env's actions: one numbering wherever a person reads a cell).
-- ``arena``: every ordered pairing of players (any opponent specs), N seeded games each, tallied.
+- ``arena``: every ordered pairing of players (opponent specs or saved models), N seeded games
+  each, tallied.
 - ``facts``: the game's numbers, computed from the tables rather than quoted.
-- ``evaluate``: a saved model, exactly.
+- ``evaluate``: a saved model, exactly, or two against each other (``cli_models``).
 
 A subcommand is one ``_<name>_command(args) -> int`` and one ``_add_<name>(subparsers)`` listed in
 ``SUBCOMMANDS``. Exit codes: 0 done (also when input ends mid-game or on q), 1 an optional
@@ -20,7 +21,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe import game, rendering, solver
+from gym_tictactoe import cli_models, game, rendering, solver
 from gym_tictactoe.arguments import (
     board_arg,
     opponent_spec,
@@ -88,10 +89,17 @@ def _add_board(parser: argparse.ArgumentParser) -> None:
 def _players(specs: Sequence[str], rules: game.Rules, command: str) -> list[Opponent] | None:
     """The specs as players on ``rules``'s board, or None after printing why one can't play."""
     try:
-        return [parse_opponent(spec, rules) for spec in specs]
-    except ValueError as error:
+        return [_player(spec, rules) for spec in specs]
+    except (ValueError, FileNotFoundError, MissingExtra) as error:
         print(f"gym-tictactoe {command}: error: {error}", file=sys.stderr)
         return None
+
+
+def _player(spec: str, rules: game.Rules) -> Opponent:
+    """A built-in opponent from its spec, or a saved model (a path ending .npz or .zip)."""
+    if cli_models.is_model_path(spec):
+        return cli_models.model_player(spec, rules)
+    return parse_opponent(spec, rules)
 
 
 # --- play -------------------------------------------------------------------------------------
@@ -265,10 +273,15 @@ def _add_arena(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _arena_command(args: argparse.Namespace) -> int:
-    if _players(args.players, args.board, "arena") is None:
+    players = _players(args.players, args.board, "arena")
+    if players is None:
         return 2
     print(f"arena on {args.board.name}: {args.games} games per pairing, seed {args.seed}\n")
-    rows = arena(args.players, args.games, args.seed, args.board)
+    models = {spec: player for spec, player in zip(args.players, players, strict=True)
+              if cli_models.is_model_path(spec)}
+    kinds = ["sb3" if spec.lower().endswith(".zip") else "q" for spec in models]
+    with cli_models.one_torch_thread(kinds):
+        rows = arena(args.players, args.games, args.seed, args.board, models)
     width = max(12, *(len(name) for name in args.players))
     print(f"{'X player':<{width}} {'O player':<{width}} {'X wins':>7} {'O wins':>7} {'draws':>7}")
     for x_name, o_name, tally in rows:
@@ -278,15 +291,21 @@ def _arena_command(args: argparse.Namespace) -> int:
 
 
 def arena(players: Sequence[str], games: int, seed: int | None,
-          rules: game.Rules = game.TICTACTOE) -> list[tuple[str, str, dict]]:
-    """(X spec, O spec, {"X": wins, "O": wins, "draw": n}) for every ordered pair of players."""
+          rules: game.Rules = game.TICTACTOE,
+          models: dict[str, Opponent] | None = None) -> list[tuple[str, str, dict]]:
+    """(X spec, O spec, {"X": wins, "O": wins, "draw": n}) for every ordered pair of players.
+    ``models``: the players already loaded from model files, by path (loaded once)."""
     rng = np.random.default_rng(seed)  # one stream, pairings in a fixed order: reproducible
-    return [(x, o, _tally(x, o, games, rng, rules)) for x in players for o in players]
+    return [(x, o, _tally(x, o, games, rng, rules, models or {}))
+            for x in players for o in players]
 
 
 def _tally(x_spec: str, o_spec: str, games: int, rng: np.random.Generator,
-           rules: game.Rules) -> dict[str, int]:
-    players = {game.X: parse_opponent(x_spec, rules), game.O: parse_opponent(o_spec, rules)}
+           rules: game.Rules, models: dict[str, Opponent]) -> dict[str, int]:
+    # Built-ins are parsed afresh per pairing (a mixture keeps per-game state); models are
+    # stateless policies.
+    players = {mark: models[spec] if spec in models else parse_opponent(spec, rules)
+               for mark, spec in ((game.X, x_spec), (game.O, o_spec))}
     winners = [rules.winner(play_game(players, rng, rules=rules)) for _ in range(games)]
     return {name: winners.count(mark) for mark, name in RESULTS.items()}
 
@@ -343,41 +362,20 @@ def _facts_command(args: argparse.Namespace) -> int:
 
 def _add_evaluate(subparsers: argparse._SubParsersAction) -> None:
     evaluate = subparsers.add_parser(
-        "evaluate", help="evaluate a saved model (Q-table .npz or SB3 .zip) exactly",
+        "evaluate", help="evaluate a saved model (Q-table .npz or SB3 .zip) exactly, or two "
+                         "against each other",
         description="Games against random, heuristic and minimax in both seats, the best "
-                    "response per seat and the optimal-move rate over all 4,520 positions.",
+                    "response per seat and the optimal-move rate over every position. With two "
+                    "models (of one board): first their games against each other in both "
+                    "seatings, then each one's evaluation.",
     )
-    evaluate.add_argument("path", help="a model file written by train.py")
+    evaluate.add_argument("paths", nargs="+", metavar="path",
+                          help="a model file written by train.py (one, or two to compare)")
     evaluate.add_argument("--games", type=positive_int, default=200,
                           help="games per opponent and seat")
     evaluate.add_argument("--seed", type=seed_arg, default=0,
                           help="seed of the games, 0 <= seed < 2**32 (default: 0)")
-    evaluate.set_defaults(run=_evaluate_command)
-
-
-def _evaluate_command(args: argparse.Namespace) -> int:
-    # The agents package (and torch, for SB3 models) loads only for this command.
-    from agents.models import load_policy
-    from gym_tictactoe.report import evaluating_message, format_summary, summarize
-
-    try:
-        policy, kind = load_policy(args.path)
-    except MissingExtra as error:
-        print(f"gym-tictactoe evaluate: error: {error}", file=sys.stderr)
-        return EXIT_MISSING_EXTRA
-    except (FileNotFoundError, ValueError) as error:
-        print(f"gym-tictactoe evaluate: error: {error}", file=sys.stderr)
-        return 2
-    print(f"{args.path}: {kind} model")
-    print(evaluating_message(args.games, getattr(policy, "rules", game.TICTACTOE)), flush=True)
-    if kind == "q":
-        print(format_summary(summarize(policy, games=args.games, seed=args.seed)))
-        return 0
-    from agents.sb3 import torch_threads
-
-    with torch_threads(1):  # these tiny networks run several times faster on one thread
-        print(format_summary(summarize(policy, games=args.games, seed=args.seed)))
-    return 0
+    evaluate.set_defaults(run=cli_models.evaluate_command)
 
 
 # One parser builder per subcommand.

@@ -188,6 +188,12 @@ class UniformPolicy:
     def __call__(self, observation: npt.NDArray[np.int8], action_mask: npt.NDArray[np.int8]) -> int:
         return int(self.rng.choice(np.flatnonzero(action_mask)))
 
+    def act_batch(self, observations: npt.NDArray[np.int8],
+                  masks: npt.NDArray[np.int8]) -> npt.NDArray[np.int64]:
+        """A uniformly drawn legal cell of each board: the largest of uniform keys on them."""
+        legal = np.asarray(masks).astype(bool)
+        return np.where(legal, self.rng.random(legal.shape), -1.0).argmax(axis=1)
+
     def action_probabilities_batch(self, observations: npt.NDArray[np.int8],
                                    masks: npt.NDArray[np.int8]) -> npt.NDArray[np.float64]:
         masks = np.asarray(masks, dtype=np.float64)

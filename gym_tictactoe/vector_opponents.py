@@ -3,8 +3,9 @@
 On tabled boards a table opponent's candidate moves for every code are sorted once, candidates
 first, and a reply is the k-th candidate with k uniform: one random number per board, no loop
 over boards. On bigger boards a table opponent's ``candidates`` mask is computed for the whole
-batch. Epsilon opponents and mixtures combine such players over sub-arrays of the batch; any
-other opponent (alpha-beta, Monte Carlo, a policy, your own) is asked board by board.
+batch. Epsilon opponents and mixtures combine such players over sub-arrays of the batch; a
+``PolicyOpponent`` whose policy has ``act_batch`` is asked once per batch; any other opponent
+(alpha-beta, Monte Carlo, a plain policy, your own) is asked board by board.
 
 A player's ``act(positions, boards, rng)`` gets, for the ``boards`` (indices into the batch) that
 need a reply, their codes (tabled boards) or the whole ``CellBoards`` batch (others).
@@ -23,6 +24,7 @@ from gym_tictactoe.opponents import (
     EpsilonOpponent,
     MixtureOpponent,
     Opponent,
+    PolicyOpponent,
     RandomOpponent,
     TableOpponent,
     reset_opponent,
@@ -156,6 +158,29 @@ class LoopPlayer:
         return _checked_moves(moves, cells, self.players[0])
 
 
+class PolicyPlayer:
+    """A ``PolicyOpponent`` whose policy has ``act_batch(observations, masks)`` (a trained agent,
+    a network): asked once for all the boards that need a reply, each seen as the env's agent
+    sees its own (1 the policy's mark, 2 the other)."""
+
+    def __init__(self, opponent: PolicyOpponent, rules: game.Rules,
+                 agents: npt.NDArray[np.int8]) -> None:
+        self.opponent, self.rules, self.agents = opponent, rules, agents
+
+    def reset(self, boards: Boards, rng: np.random.Generator) -> None:
+        pass  # a policy keeps no state between episodes
+
+    def act(self, positions: Any, boards: Boards, rng: np.random.Generator) -> Cells:
+        cells = (self.rules.tables.cells[positions] if isinstance(positions, np.ndarray)
+                 else positions.cells(boards))
+        # The policy's own mark is the agent's opponent's: swap where that is O.
+        swap = (self.agents[boards] == game.X)[:, None]
+        observations = np.where(swap, game.SWAP[cells], cells).astype(np.int8)
+        masks = (cells == game.EMPTY).astype(np.int8)
+        moves = np.asarray(self.opponent.policy.act_batch(observations, masks)).reshape(-1)
+        return _checked_moves(list(moves), cells, self.opponent)
+
+
 def _checked_moves(moves: list, cells: npt.NDArray[np.int8], player: Opponent) -> Cells:
     n = cells.shape[1]
     valid = [type(m) in (int, np.int64) or isinstance(m, np.integer) for m in moves]
@@ -216,7 +241,8 @@ def vectorize_opponent(opponent: Opponent | str, num_envs: int,
                        agents: npt.NDArray[np.int8] | None = None) -> VectorOpponent:
     """The array form of an opponent for ``num_envs`` boards of ``rules``: table opponents
     (random, minimax, heuristic) by look-ups or masks, epsilon over one and mixtures of them
-    combined, anything else board by board. A name or ``parse_opponent`` spec is parsed first.
+    combined, a policy with ``act_batch`` once per batch, anything else board by board. A name
+    or ``parse_opponent`` spec is parsed first.
     ``agents`` is the env's array of the agent's mark per board (the opponent has the other)."""
     opponent = resolve_opponent(opponent, rules)
     if agents is None:
@@ -234,4 +260,7 @@ def vectorize_opponent(opponent: Opponent | str, num_envs: int,
     if isinstance(opponent, MixtureOpponent):
         players = [vectorize_opponent(o, num_envs, rules, agents) for o in opponent.opponents]
         return MixturePlayer(players, opponent.weights, num_envs)
+    if isinstance(opponent, PolicyOpponent) and callable(
+            getattr(opponent.policy, "act_batch", None)):
+        return PolicyPlayer(opponent, rules, agents)
     return LoopPlayer(opponent, rules, agents)

@@ -336,3 +336,49 @@ def _read_until(fd: int, marker: bytes | None, wait: float = 60,
             break
         data += chunk
     return data
+
+
+# --- saved models: evaluate two, arena players -----------------------------------------------
+
+def _q_model(path: Path, episodes: int, **board) -> Path:
+    from agents.q_learning import QLearningAgent
+    from gym_tictactoe.env import TicTacToeEnv
+
+    agent = QLearningAgent(seed=0, **board)
+    agent.train(TicTacToeEnv("random", "random", **board), episodes)
+    return agent.save(path)
+
+
+def test_evaluate_plays_two_models_against_each_other(tmp_path, capsys):
+    first, second = _q_model(tmp_path / "a.npz", 2_000), _q_model(tmp_path / "b.npz", 50)
+    assert cli.main(["evaluate", str(first), str(second), "--games", "4"]) == 0
+    out = capsys.readouterr().out
+    seatings = re.findall(r"X (\S+), O (\S+): X wins (\d+), O wins (\d+), draws (\d+)", out)
+    assert [(x, o) for x, o, *_ in seatings] == [(str(first), str(second)),
+                                                 (str(second), str(first))]
+    assert all(sum(map(int, counts)) == 4 for _, _, *counts in seatings)
+    assert out.count("optimal-move rate") == 2  # then each one's own evaluation
+
+
+def test_evaluate_refuses_two_models_of_different_boards(tmp_path, capsys):
+    small = _q_model(tmp_path / "3x3.npz", 10)
+    big = _q_model(tmp_path / "3x4.npz", 10, rows=3, cols=4, win_length=3)
+    assert cli.main(["evaluate", str(small), str(big)]) == 2
+    err = capsys.readouterr().err
+    assert "plays the 3x3x3 board and" in err and "the 3x4x3 board: two models must play the " \
+        "same board" in err
+    assert cli.main(["evaluate", str(small), str(small), str(small)]) == 2
+    assert "give one model to evaluate or two to play each other; got 3" in capsys.readouterr().err
+
+
+def test_arena_takes_saved_models_of_its_board_only(tmp_path, capsys):
+    model = _q_model(tmp_path / "q.npz", 2_000)
+    assert cli.main(["arena", "--players", f"{model},minimax", "--games", "3"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()
+            if line.startswith((str(model), "minimax "))]
+    assert len(rows) == 4 and all(sum(map(int, row[-3:])) == 3 for row in rows)
+    assert cli.main(["arena", "--players", f"{model},minimax", "--board", "3x4x3"]) == 2
+    assert "plays the 3x3x3 board; this arena is on 3x4x3 (choose it with --board 3x3x3)" in \
+        capsys.readouterr().err
+    assert cli.main(["arena", "--players", f"{tmp_path / 'missing.zip'},minimax"]) == 2
+    assert "missing.zip" in capsys.readouterr().err

@@ -473,3 +473,27 @@ def test_a_canonical_model_is_evaluated_and_reloaded_through_canonical_boards(tm
     assert (loaded.act_batch(boards, masks) == policy.act_batch(boards, masks)).all()
     legal = masks.astype(bool)[np.arange(len(masks)), policy.act_batch(boards, masks)]
     assert legal.all()
+
+
+# --- self-play --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("algo", ["maskable-ppo", "dqn"])
+def test_sb3_self_play_refreshes_its_pool_with_frozen_copies(algo):
+    from agents.self_play import SnapshotPool, snapshot_callback
+
+    pool = SnapshotPool(size=2)
+    refresh = snapshot_callback(pool, 128, algo, canonical=True)
+    model, callback = sb3.train(algo, 512, opponent=pool.opponent(), n_envs=8, eval_every=256,
+                                progress_bar=False, callbacks=[refresh], **SMALL[algo])
+    assert pool.added == 4 and len(callback.history) == 2
+    boards, masks = _positions()
+    for slot in pool.slots:
+        assert slot.policy.network is not model.policy  # a copy, frozen
+        assert masks[np.arange(len(boards)), slot.act_batch(boards, masks)].all()
+    latest = pool.slots[(pool.added - 1) % pool.size].policy
+    before = latest.preferences(boards)
+    model.learn(256, reset_num_timesteps=False)  # training on does not move a snapshot
+    np.testing.assert_array_equal(latest.preferences(boards), before)
+    assert not np.array_equal(sb3.ModelPolicy(model).preferences(boards), before)
+    with pytest.raises(ValueError, match="every must be a positive number of timesteps"):
+        snapshot_callback(pool, 0, algo, canonical=True)

@@ -62,12 +62,62 @@ def test_maskable_ppo_smoke_run(tmp_path, capsys):
     assert done.returncode == 0, done.stderr
     results = check_run(tmp_path / "maskable-ppo-seed3", "model.zip", "timesteps")
     config = results["config"]
-    assert config["opponent"] == "epsilon:epsilon=0.4" and config["timesteps"] == 256
+    assert config["opponent"] == "epsilon:epsilon=0.2" and config["timesteps"] == 256
     assert config["n_envs"] == 2 and config["eval_every"] == 128 and "episodes" not in config
+    # The defaults: canonical boards and exploring starts on half of the episodes.
+    assert config["env_options"] == {"canonical": True, "start": "random",
+                                     "start_probability": 0.75}
     assert "evaluating exactly" in done.stdout
     assert cli.main(["evaluate", str(tmp_path / "maskable-ppo-seed3" / "model.zip"),
                      "--games", "5"]) == 0
     assert "maskable-ppo model" in capsys.readouterr().out
+    from agents.models import load_policy
+
+    loaded, _ = load_policy(tmp_path / "maskable-ppo-seed3" / "model.zip")
+    assert loaded.canonical is True  # the model file says how to show it boards
+
+
+def test_tabular_self_play_run_records_its_pool(tmp_path):
+    done = run_train("--opponent", "self", "--episodes", "2000", "--refresh-every", "500",
+                     "--mix", "minimax", "--seed", "3", "--games", "10", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    results = check_run(tmp_path / "q-seed3", "model.npz", "episodes")
+    assert results["config"]["opponent"] == "self"
+    assert results["config"]["self_play"] == {
+        "pool": 5, "refresh_every": 500, "mix": "minimax", "mix_share": 0.2,
+        "snapshot_files": [], "snapshots_taken": 4}
+    assert [entry["episodes"] for entry in results["learning_curve"]] == [1000, 2000]
+
+
+def test_self_play_starts_from_snapshot_files_of_its_own_board_only(tmp_path):
+    from agents.q_learning import QLearningAgent
+
+    small = QLearningAgent(seed=0).save(tmp_path / "small.npz")
+    big = QLearningAgent(rows=3, cols=4, win_length=3).save(tmp_path / "big.npz")
+    done = run_train("--opponent", "self", "--snapshot", str(big), "--out", str(tmp_path / "r"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"snapshot {big} plays the 3x4x3 board; this pool is for the 3x3x3 board" in \
+        done.stderr
+    assert not (tmp_path / "r").exists()
+    done = run_train("--opponent", "self", "--snapshot", str(small), "--episodes", "1000",
+                     "--refresh-every", "500", "--seed", "3", "--games", "10",
+                     "--out", str(tmp_path / "r"))
+    assert done.returncode == 0, done.stderr
+    config = json.loads((tmp_path / "r" / "q-seed3" / "results.json").read_text())["config"]
+    assert config["self_play"]["snapshot_files"] == [str(small)]
+    assert config["self_play"]["snapshots_taken"] == 3  # the file, then two of its own
+
+
+def test_sb3_env_options_follow_the_flags(tmp_path):
+    from train import env_options, parse_args
+
+    defaults = {"canonical": True, "start": "random", "start_probability": 0.75}
+    cases = {("--no-canonical", "--start", "empty"): {"canonical": False, "start": "empty"},
+             ("--start-probability", "1"): {**defaults, "start_probability": 1.0},
+             (): defaults}
+    for flags, expected in cases.items():
+        args = parse_args(["--algo", "dqn", *flags, "--out", str(tmp_path)])
+        assert env_options(args, defaults) == expected
 
 
 @pytest.mark.parametrize(
@@ -84,6 +134,20 @@ def test_maskable_ppo_smoke_run(tmp_path, capsys):
         (["--seed", "-1"], "expected a seed, an integer with 0 <= seed < 2**32; got '-1'"),
         (["--algo", "ppo", "--seed", "4294967296"], "0 <= seed < 2**32; got '4294967296'"),
         (["--n-envs", "4"], "--n-envs does not apply to --algo q"),
+        (["--start", "random"], "--start does not apply to --algo q"),
+        (["--no-canonical"], "--canonical does not apply to --algo q"),
+        (["--algo", "dqn", "--start", "middle"], "invalid choice: 'middle'"),
+        (["--algo", "dqn", "--start-probability", "1.5"], "expected a probability, a number "
+         "in [0, 1]; got '1.5'"),
+        (["--pool", "3"], "--pool applies to self-play only (--opponent self)"),
+        (["--opponent", "minimax", "--mix", "random"], "--mix applies to self-play only"),
+        (["--opponent", "self", "--mix-share", "0.3"], "--mix-share needs --mix"),
+        (["--opponent", "self", "--mix", "minimax", "--mix-share", "1"],
+         "--mix-share must be strictly between 0 and 1; got 1.0"),
+        (["--opponent", "self", "--mix", "perfect"], "unknown opponent 'perfect'"),
+        (["--opponent", "self", "--refresh-every", "0"], "expected a positive integer, got '0'"),
+        (["--algo", "dqn", "--start", "empty", "--start-probability", "0.5"],
+         "--start-probability applies to --start random only"),
         (["--name", "n" * 300], "--name is 300 bytes long; a folder name has at most 255"),
         (["--name", ".."], "--name must be a plain folder name"),
         (["--out", "/no/such/folder/runs"], "its parent folder /no/such/folder does not exist"),

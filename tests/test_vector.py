@@ -343,6 +343,37 @@ def test_a_policy_opponent_answering_nonsense_is_named_in_the_vector_env():
         vec.reset(seed=0)
 
 
+class _Counted:
+    """A deterministic policy (minimax's lowest value-keeping cell) that counts how it is asked."""
+
+    def __init__(self, batched: bool) -> None:
+        self.calls, self.boards = 0, 0
+        if batched:
+            self.act_batch = self._act_batch
+
+    def __call__(self, obs, mask):
+        return int(self._act_batch(np.asarray(obs)[None], np.asarray(mask)[None])[0])
+
+    def _act_batch(self, observations, masks):
+        self.calls, self.boards = self.calls + 1, self.boards + len(observations)
+        codes = np.asarray(observations, dtype=np.int64) @ game.POW3  # the policy's own view
+        return solver.solve(game.TICTACTOE).best_of(codes, game.X).argmax(axis=1)
+
+
+def test_a_batched_policy_opponent_is_asked_once_per_step_with_the_same_replies():
+    runs = {}
+    for batched in (False, True):
+        policy = _Counted(batched)
+        vec = TicTacToeVectorEnv(16, opponent=PolicyOpponent(policy), agent_mark="random")
+        obs, _ = vec.reset(seed=3)
+        boards, rng = [obs], np.random.default_rng(0)
+        for _ in range(12):
+            boards.append(vec.step(choose_actions(rng, vec.action_masks()))[0])
+        runs[batched] = (np.stack(boards), policy.calls, policy.boards)
+    np.testing.assert_array_equal(runs[True][0], runs[False][0])
+    assert runs[True][2] == runs[False][2] > runs[True][1]  # same boards, fewer calls
+
+
 def test_a_table_with_illegal_moves_is_rejected():
     class Cheater(TableOpponent):
         table = np.ones((game.N_CODES, game.N_CELLS), dtype=bool)

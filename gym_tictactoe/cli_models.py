@@ -1,0 +1,116 @@
+"""Saved models on the command line: ``evaluate`` one model or two, and models as arena players.
+
+A model is a file ``train.py`` writes (a Q-table ``.npz`` or an SB3 ``.zip``); the agents package
+(and torch, for SB3 models) loads only when one is named. Two models must play the same board.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from gym_tictactoe import game
+from gym_tictactoe.extras import MissingExtra
+from gym_tictactoe.opponents import PolicyOpponent
+
+MODEL_SUFFIXES = (".npz", ".zip")
+EXIT_MISSING_EXTRA = 1
+
+
+def is_model_path(spec: str) -> bool:
+    """Whether an arena player spec names a model file rather than a built-in opponent."""
+    return spec.lower().endswith(MODEL_SUFFIXES)
+
+
+def load(path: str) -> tuple[Any, str]:
+    """(policy, kind) of a model file; FileNotFoundError, ValueError or MissingExtra."""
+    from agents.models import load_policy
+
+    return load_policy(path)
+
+
+def board_of(policy: Any) -> game.Rules:
+    return getattr(policy, "rules", game.TICTACTOE)
+
+
+def model_player(path: str, rules: game.Rules) -> PolicyOpponent:
+    """The model at ``path`` as an arena player on ``rules``'s board (ValueError if another)."""
+    policy, _ = load(path)
+    if board_of(policy) is not rules:
+        raise ValueError(f"{path} plays the {board_of(policy).name} board; this arena is on "
+                         f"{rules.name} (choose it with --board {board_of(policy).name})")
+    return PolicyOpponent(policy, **rules.kwargs)
+
+
+@contextlib.contextmanager
+def one_torch_thread(kinds: list[str]) -> Iterator[None]:
+    """One torch thread while SB3 models play (several times faster for these tiny networks)."""
+    if all(kind == "q" for kind in kinds):
+        yield
+        return
+    from agents.sb3 import torch_threads
+
+    with torch_threads(1):
+        yield
+
+
+def evaluate_command(args: argparse.Namespace) -> int:
+    """``evaluate PATH``: one model, exactly. ``evaluate PATH PATH``: two models of one board
+    against each other in both seats, and each one's exact measures."""
+    from gym_tictactoe.report import evaluating_message, format_summary, summarize
+
+    paths = args.paths
+    if len(paths) > 2:
+        return _error(f"give one model to evaluate or two to play each other; got {len(paths)}")
+    try:
+        loaded = [load(path) for path in paths]
+    except MissingExtra as error:
+        print(f"gym-tictactoe evaluate: error: {error}", file=sys.stderr)
+        return EXIT_MISSING_EXTRA
+    except (FileNotFoundError, ValueError) as error:
+        return _error(str(error))
+    boards = [board_of(policy) for policy, _ in loaded]
+    if len(loaded) == 2 and boards[0] is not boards[1]:
+        return _error(f"{paths[0]} plays the {boards[0].name} board and {paths[1]} the "
+                      f"{boards[1].name} board: two models must play the same board")
+    with one_torch_thread([kind for _, kind in loaded]):
+        if len(loaded) == 2:
+            print(format_match(paths, [policy for policy, _ in loaded], args.games, args.seed))
+            print()
+        for path, (policy, kind) in zip(paths, loaded, strict=True):
+            print(f"{path}: {kind} model")
+            print(evaluating_message(args.games, board_of(policy)), flush=True)
+            print(format_summary(summarize(policy, games=args.games, seed=args.seed)))
+    return 0
+
+
+def match(policies: list[Any], games: int, seed: int) -> list[dict[str, int]]:
+    """Per seating (first as X, then second as X): the X player's wins, the O player's, draws."""
+    from gym_tictactoe.cli import RESULTS, play_game
+
+    rules, rng = board_of(policies[0]), np.random.default_rng(seed)
+    players = [PolicyOpponent(policy, **rules.kwargs) for policy in policies]
+    tallies = []
+    for x, o in ((0, 1), (1, 0)):
+        seated = {game.X: players[x], game.O: players[o]}
+        winners = [rules.winner(play_game(seated, rng, rules=rules)) for _ in range(games)]
+        tallies.append({name: winners.count(mark) for mark, name in RESULTS.items()})
+    return tallies
+
+
+def format_match(paths: list[str], policies: list[Any], games: int, seed: int) -> str:
+    lines = [f"{paths[0]} against {paths[1]}: {games} games per seating, seed {seed}"]
+    for (x, o), tally in zip(((0, 1), (1, 0)), match(policies, games, seed), strict=True):
+        lines.append(f"  X {paths[x]}, O {paths[o]}: X wins {tally['X']}, O wins {tally['O']}, "
+                     f"draws {tally['draw']}")
+    return "\n".join(lines)
+
+
+def _error(message: str) -> int:
+    print(f"gym-tictactoe evaluate: error: {message}", file=sys.stderr)
+    return 2

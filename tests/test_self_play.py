@@ -1,0 +1,104 @@
+"""Self-play: the snapshot pool as an opponent, its refreshes, and the tabular trainer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.q_learning import QLearningAgent
+from agents.self_play import SnapshotPool, train_q
+from gym_tictactoe import evaluation, game
+from gym_tictactoe.env import TicTacToeEnv
+from gym_tictactoe.opponents import MixtureOpponent
+from gym_tictactoe.stochastic import UniformPolicy
+
+
+def _positions() -> tuple[np.ndarray, np.ndarray]:
+    codes = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
+    o_to_move = (game.TO_MOVE[codes] == game.O)[:, None]
+    boards = np.where(o_to_move, game.SWAP[game.CELLS[codes]], game.CELLS[codes])
+    return boards.astype(np.int8), game.LEGAL_MASK[codes]
+
+
+def test_a_new_pool_plays_uniformly_random_snapshots():
+    pool = SnapshotPool(size=3)
+    assert all(isinstance(slot.policy, UniformPolicy) for slot in pool.slots)
+    opponent = pool.opponent()
+    assert isinstance(opponent, MixtureOpponent)
+    np.testing.assert_allclose(opponent.weights, [1 / 3] * 3)
+
+
+def test_snapshots_replace_the_oldest_and_stay_frozen():
+    pool, agent = SnapshotPool(size=2), QLearningAgent(seed=0)
+    env = TicTacToeEnv("random", "random")
+    boards, masks = _positions()
+    frozen_moves = []
+    for _ in range(3):
+        agent.train(env, 300)
+        pool.add(agent)
+        frozen_moves.append(agent.act_batch(boards, masks))
+    assert pool.added == 3
+    # Slot 0 holds the third snapshot, slot 1 the second; both play as the agent did then.
+    np.testing.assert_array_equal(pool.slots[0].act_batch(boards, masks), frozen_moves[2])
+    np.testing.assert_array_equal(pool.slots[1].act_batch(boards, masks), frozen_moves[1])
+    agent.train(env, 300)
+    np.testing.assert_array_equal(pool.slots[0].act_batch(boards, masks), frozen_moves[2])
+    assert not np.array_equal(agent.act_batch(boards, masks), frozen_moves[1])
+
+
+def test_a_mixed_pool_gives_the_built_in_its_share():
+    opponent = SnapshotPool(size=4, mix="minimax", share=0.2).opponent()
+    np.testing.assert_allclose(opponent.weights, [0.2] * 5)
+    assert type(opponent.opponents[-1]).__name__ == "MinimaxOpponent"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [({"size": 0}, "size must be a positive number of snapshots; got 0"),
+     ({"share": 0.3}, "share 0.3 of the episodes needs a mix opponent"),
+     ({"mix": "minimax", "share": 1.0}, "share must be a number strictly between 0 and 1"),
+     ({"mix": "perfect", "share": 0.5}, "unknown opponent 'perfect'")],
+)
+def test_bad_pool_arguments_say_what_is_allowed(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        SnapshotPool(**kwargs).opponent()
+
+
+def test_a_snapshot_of_another_board_or_without_frozen_is_refused():
+    pool = SnapshotPool()
+    with pytest.raises(ValueError, match="a snapshot of a 4x4x3 policy cannot join a pool of "
+                                         "the 3x3x3 board"):
+        pool.add(QLearningAgent(rows=4, cols=4, win_length=3))
+    with pytest.raises(ValueError, match=r"needs policy.frozen\(\)"):
+        pool.add(lambda obs, mask: 0)
+    assert pool.added == 0
+
+
+def test_tabular_self_play_refreshes_evaluates_and_repeats_with_its_seed():
+    results = []
+    for _ in range(2):
+        agent, pool, evaluated = QLearningAgent(seed=4), SnapshotPool(size=3), []
+
+        def on_eval(agent, episodes, evaluated=evaluated):
+            evaluated.append((episodes, evaluation.optimal_move_rate(agent).rate))
+            return False
+
+        done = train_q(agent, pool, 2_500, refresh_every=500, eval_every=1_000,
+                       on_eval=on_eval)
+        assert done == 2_500 and pool.added == 5 and agent.episodes == 2_500
+        assert [episodes for episodes, _ in evaluated] == [1_000, 2_000, 2_500]
+        results.append((agent.q.copy(), evaluated))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    assert results[0][1] == results[1][1]
+
+
+def test_tabular_self_play_stops_when_asked():
+    agent, pool = QLearningAgent(seed=0), SnapshotPool()
+    done = train_q(agent, pool, 10_000, refresh_every=500, eval_every=500,
+                   on_eval=lambda agent, episodes: episodes >= 1_000)
+    assert done == 1_000 and agent.episodes == 1_000
+
+
+def test_tabular_self_play_checks_its_counts():
+    with pytest.raises(ValueError, match="refresh_every must be a positive integer; got 0"):
+        train_q(QLearningAgent(), SnapshotPool(), 100, refresh_every=0)
