@@ -16,6 +16,7 @@ import zipfile
 import zlib
 from collections.abc import Callable
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -24,6 +25,7 @@ import numpy.typing as npt
 
 from gym_tictactoe import game
 from gym_tictactoe.files import atomic_path, existing_file
+from gym_tictactoe.npz import Entry, array_entry, read_entry
 
 FORMAT = "gym_tictactoe.q_learning/1"
 TABLE_SHAPE = (game.N_CODES, game.N_CELLS)
@@ -78,28 +80,16 @@ def _bad_file(path: Path, problem: str) -> ValueError:
                       f"written by QLearningAgent.save (format {FORMAT!r})")
 
 
-class _Entry(NamedTuple):
-    """What one array of the file must be: its dtype kind and size, its shape, and the most
-    bytes its member of the zip may hold (header included)."""
-
-    kind: str
-    itemsize: int | None  # None: any (strings)
-    shape: tuple[int, ...]
-    max_bytes: int
-
-
-_HEADER_BYTES = 4096  # an .npy header is a few hundred bytes; far more is not ours
 _TEXT_BYTES = 64 * 1024  # JSON of a few hundred characters, stored as 4-byte code points
 ENTRIES = {
-    "format": _Entry("U", None, (), _TEXT_BYTES), "config": _Entry("U", None, (), _TEXT_BYTES),
-    "rng": _Entry("U", None, (), _TEXT_BYTES), "episodes": _Entry("i", 8, (), 256),
+    "format": Entry("U", None, (), _TEXT_BYTES), "config": Entry("U", None, (), _TEXT_BYTES),
+    "rng": Entry("U", None, (), _TEXT_BYTES), "episodes": Entry("i", 8, (), 256),
 }
 TABLES = {"q": "f", "visits": "i"}  # float64 and int64 of the board's table shape
-_KIND_NAMES = {"U": "a string", "f": "float64", "i": "int64"}
 
 
-def _table_entry(key: str, shape: tuple[int, ...]) -> _Entry:
-    return _Entry(TABLES[key], 8, shape, int(np.prod(shape)) * 8 + _HEADER_BYTES)
+def _table_entry(key: str, shape: tuple[int, ...]) -> Entry:
+    return array_entry(TABLES[key], 8, shape)
 
 
 def _read_npz(path: Path, make_config: Callable[..., Any],
@@ -119,7 +109,7 @@ def _read_npz(path: Path, make_config: Callable[..., Any],
     return config, arrays
 
 
-def _unzip(path: Path, entries: dict[str, _Entry], check: bool = False) -> dict:
+def _unzip(path: Path, entries: dict[str, Entry], check: bool = False) -> dict:
     try:
         with zipfile.ZipFile(path) as archive:
             if check:
@@ -145,38 +135,8 @@ def _check_members(archive: zipfile.ZipFile, path: Path) -> None:
         raise _bad_file(path, f"missing entries {missing}")
 
 
-def _read_entry(archive: zipfile.ZipFile, key: str, path: Path, entry: _Entry) -> npt.NDArray:
-    """One array, after its size in the zip and its .npy header match ``entry``."""
-    info = archive.getinfo(f"{key}.npy")
-    if info.file_size > entry.max_bytes:
-        raise _bad_file(path, f"entry {key!r} holds {info.file_size:,} bytes, more than the "
-                              f"{entry.max_bytes:,} it can need")
-    with archive.open(info) as member:
-        shape, fortran, dtype = _header(member, key, path)
-        if dtype.hasobject:
-            raise _bad_file(path, f"{key!r} holds an object array, which would need unpickling")
-        if (dtype.kind != entry.kind or shape != entry.shape
-                or (entry.itemsize is not None and dtype.itemsize != entry.itemsize)):
-            raise _bad_file(path, f"{key!r} must be {_KIND_NAMES[entry.kind]} of shape "
-                                  f"{entry.shape}, found {dtype} {shape}")
-        size = dtype.itemsize * int(np.prod(shape))
-        data = member.read(size)
-    if len(data) != size:
-        raise _bad_file(path, f"entry {key!r} is truncated")
-    array = np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C")
-    return array.astype(array.dtype.newbyteorder("="))
-
-
-def _header(member: Any, key: str, path: Path) -> tuple[tuple[int, ...], bool, np.dtype]:
-    """Shape, Fortran order and dtype from an .npy header, read without its data."""
-    try:
-        version = np.lib.format.read_magic(member)
-        if version not in ((1, 0), (2, 0)):
-            raise ValueError(f"format version {version}")
-        read_header = getattr(np.lib.format, f"read_array_header_{version[0]}_0")
-        return read_header(member, max_header_size=_HEADER_BYTES)
-    except ValueError as error:
-        raise _bad_file(path, f"entry {key!r} has no valid .npy header ({error})") from None
+def _read_entry(archive: zipfile.ZipFile, key: str, path: Path, entry: Entry) -> npt.NDArray:
+    return read_entry(archive, key, entry, partial(_bad_file, path))
 
 
 def _config(arrays: dict[str, npt.NDArray], path: Path, make_config: Callable[..., Any]) -> Any:

@@ -13,6 +13,7 @@ import hashlib
 import os
 import warnings
 import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,9 +21,11 @@ import numpy as np
 
 from gym_tictactoe.files import atomic_path
 from gym_tictactoe.game import Rules
+from gym_tictactoe.npz import Entry, array_entry, read_entry
 
 ENV_VAR = "GYM_TICTACTOE_CACHE"
 FORMAT = "gym-tictactoe solution v1"
+_TEXT_BYTES = 64 * 1024  # the header: three short strings of 4-byte code points
 
 
 def cache_dir() -> Path:
@@ -67,20 +70,25 @@ def save(path: Path, rules: Rules, score: np.ndarray, reachable: np.ndarray) -> 
 
 
 def _read(path: Path, rules: Rules) -> tuple[np.ndarray, np.ndarray]:
+    """The scores and reachable mask of a cache file, each array's size and header checked
+    before its data is read (``gym_tictactoe.npz``): a damaged or hostile file is a ValueError,
+    never a huge allocation."""
+    entries = {"header": Entry("U", None, (3,), _TEXT_BYTES),
+               "score": array_entry("i", 1, (rules.n_codes,)),
+               "reachable": array_entry("u", 1, ((rules.n_codes + 7) // 8,))}
     try:
-        with np.load(path, allow_pickle=False) as data:
-            if sorted(data.files) != ["header", "reachable", "score"]:
-                raise ValueError(f"unexpected entries {sorted(data.files)}")
-            header, score, packed = data["header"], data["score"], data["reachable"]
-    except (EOFError, KeyError, TypeError, zipfile.BadZipFile) as error:  # a damaged zip/npy
-        raise ValueError(f"not a readable .npz ({error})") from None
-    expected = [FORMAT, rules.name]
-    if header.dtype.kind != "U" or header.shape != (3,) or header[:2].tolist() != expected:
-        raise ValueError(f"it is not a {FORMAT} file for the {rules.name} board")
-    if score.dtype != np.int8 or score.shape != (rules.n_codes,):
-        raise ValueError(f"scores of dtype {score.dtype} and shape {score.shape}")
-    if packed.dtype != np.uint8 or packed.shape != ((rules.n_codes + 7) // 8,):
-        raise ValueError(f"a reachable mask of dtype {packed.dtype} and shape {packed.shape}")
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            if sorted(names) != sorted(f"{key}.npy" for key in entries):
+                raise ValueError(f"unexpected entries {sorted(names)}")
+            header = read_entry(archive, "header", entries.pop("header"), ValueError)
+            if header.tolist()[:2] != [FORMAT, rules.name]:  # first: the clearest reason
+                raise ValueError(f"it is not a {FORMAT} file for the {rules.name} board")
+            score, packed = (read_entry(archive, key, entry, ValueError)
+                             for key, entry in entries.items())
+    except (EOFError, KeyError, RuntimeError, NotImplementedError, zlib.error,
+            zipfile.BadZipFile) as error:  # a damaged, encrypted or odd zip
+        raise ValueError(f"not a readable .npz ({type(error).__name__}: {error})") from None
     if _digest(score, packed) != header[2]:
         raise ValueError("its checksum does not match its contents")
     return score, np.unpackbits(packed, count=rules.n_codes).astype(bool)

@@ -231,6 +231,21 @@ def wrong_dtype(path, rules) -> None:
              reachable=packed)
 
 
+def huge_header(path, rules) -> None:
+    """A small file whose score header declares 10**12 bytes: np.load would allocate them."""
+    import io
+    import zipfile
+
+    solution = solver.solve(rules)
+    packed = np.packbits(solution.reachable)
+    np.savez(path, header=np.array([cache.FORMAT, rules.name, "0"]), reachable=packed)
+    member = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        member, {"descr": "|i1", "fortran_order": False, "shape": (10**12,)})
+    with zipfile.ZipFile(path, "a") as archive:
+        archive.writestr("score.npy", member.getvalue() + b"\0" * 64)
+
+
 def pickled(path, rules) -> None:
     np.savez(path, header=np.array([{"a": 1}], dtype=object), score=np.zeros(3), reachable=[])
 
@@ -255,7 +270,9 @@ DAMAGE = [
     pytest.param(other_board_file, "not a gym-tictactoe solution v1 file for the 2x7x3 board",
                  id="another board renamed"),
     pytest.param(bad_checksum, "checksum does not match", id="checksum"),
-    pytest.param(wrong_dtype, "scores of dtype int16", id="wrong dtype"),
+    pytest.param(wrong_dtype, "entry 'score' holds 9,566,066 bytes, more than the 4,787,065",
+                 id="wrong dtype"),
+    pytest.param(huge_header, "'score' must be int8 of shape", id="a header asking for 1 TB"),
     pytest.param(pickled, "", id="pickled object"),
     pytest.param(damaged(lambda data: data[: len(data) // 2]), "", id="truncated"),
     pytest.param(damaged(lambda data: data[:-1]), "", id="last byte cut"),

@@ -1,0 +1,74 @@
+"""Reading ``.npz`` files that may be hostile: each array checked before any of its data is read.
+
+``np.load`` allocates whatever an ``.npy`` header declares before reading a byte of data, so a
+small file can ask for terabytes. Here each member's size in the zip and its header (dtype,
+shape) are checked against what the caller expects first; object arrays (which would need
+unpickling) are refused. Used by the Q-table files (``agents.q_files``) and the solution cache
+(``gym_tictactoe.cache``); ``bad(problem)`` builds the caller's own error.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+HEADER_BYTES = 4096  # an .npy header is a few hundred bytes; far more is not ours
+Bad = Callable[[str], Exception]
+
+
+class Entry(NamedTuple):
+    """What one array of a file must be: its dtype kind and item size, its shape, and the most
+    bytes its member of the zip may hold (header included)."""
+
+    kind: str
+    itemsize: int | None  # None: any (strings)
+    shape: tuple[int, ...]
+    max_bytes: int
+
+
+def array_entry(kind: str, itemsize: int, shape: tuple[int, ...]) -> Entry:
+    """An entry for a numeric array of ``shape``: its data plus at most a header's bytes."""
+    return Entry(kind, itemsize, shape, int(np.prod(shape)) * itemsize + HEADER_BYTES)
+
+
+def describe(entry: Entry) -> str:
+    """``float64``, ``int8``, ``a string``: what the entry's dtype must be, in words."""
+    return "a string" if entry.kind == "U" else np.dtype(f"{entry.kind}{entry.itemsize}").name
+
+
+def read_entry(archive: zipfile.ZipFile, key: str, entry: Entry, bad: Bad) -> npt.NDArray:
+    """The array ``key.npy`` of ``archive``, after its size and .npy header match ``entry``."""
+    info = archive.getinfo(f"{key}.npy")
+    if info.file_size > entry.max_bytes:
+        raise bad(f"entry {key!r} holds {info.file_size:,} bytes, more than the "
+                  f"{entry.max_bytes:,} it can need")
+    with archive.open(info) as member:
+        shape, fortran, dtype = _header(member, key, bad)
+        if dtype.hasobject:
+            raise bad(f"{key!r} holds an object array, which would need unpickling")
+        if (dtype.kind != entry.kind or shape != entry.shape
+                or (entry.itemsize is not None and dtype.itemsize != entry.itemsize)):
+            raise bad(f"{key!r} must be {describe(entry)} of shape {entry.shape}, found "
+                      f"{dtype} {shape}")
+        size = dtype.itemsize * int(np.prod(shape))
+        data = member.read(size)
+    if len(data) != size:
+        raise bad(f"entry {key!r} is truncated")
+    array = np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C")
+    return array.astype(array.dtype.newbyteorder("="))
+
+
+def _header(member: Any, key: str, bad: Bad) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """Shape, Fortran order and dtype from an .npy header, read without its data."""
+    try:
+        version = np.lib.format.read_magic(member)
+        if version not in ((1, 0), (2, 0)):
+            raise ValueError(f"format version {version}")
+        read_header = getattr(np.lib.format, f"read_array_header_{version[0]}_0")
+        return read_header(member, max_header_size=HEADER_BYTES)
+    except ValueError as error:
+        raise bad(f"entry {key!r} has no valid .npy header ({error})") from None
