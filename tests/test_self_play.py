@@ -102,3 +102,32 @@ def test_tabular_self_play_stops_when_asked():
 def test_tabular_self_play_checks_its_counts():
     with pytest.raises(ValueError, match="refresh_every must be a positive integer; got 0"):
         train_q(QLearningAgent(), SnapshotPool(), 100, refresh_every=0)
+
+
+class _Lowest:
+    """A policy that plays the lowest free cell; its snapshot is itself."""
+
+    rules = game.TICTACTOE
+
+    def frozen(self):
+        return self
+
+    def __call__(self, obs, mask):
+        return int(np.flatnonzero(mask)[0])
+
+    def act_batch(self, observations, masks):
+        return np.asarray(masks).argmax(axis=1)
+
+
+def test_envs_holding_the_pool_opponent_see_each_refresh_at_once():
+    from gym_tictactoe.vector import TicTacToeVectorEnv
+
+    pool = SnapshotPool(size=1)
+    vec = TicTacToeVectorEnv(32, opponent=pool.opponent(), agent_mark="O")
+    single = TicTacToeEnv(pool.opponent(), "O")
+    obs, _ = vec.reset(seed=0)
+    assert len({int(np.argmax(row)) for row in obs}) > 1  # random openings before the refresh
+    pool.add(_Lowest())  # the envs were built before: they must play the new snapshot now
+    obs, _ = vec.reset(seed=1)
+    assert (obs[:, 0] == 2).all() and (obs != 0).sum() == 32  # X (the pool) opened in cell 0
+    assert single.reset(seed=1)[0].tolist() == [2] + [0] * 8
