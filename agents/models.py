@@ -32,15 +32,21 @@ def model_kind(path: str | os.PathLike) -> str:
     raise ValueError(f"{path} is a zip archive but not one of ours; expected {EXPECTED}")
 
 
-def load_policy(path: str | os.PathLike) -> tuple[Policy, str]:
+def load_policy(path: str | os.PathLike, *, stochastic: bool = False) -> tuple[Policy, str]:
     """The policy stored at ``path`` and its kind (``"q"`` or the SB3 algorithm's name).
 
+    ``stochastic=True``: a (Maskable)PPO model's own action distribution over the legal cells
+    (``ModelPolicy(stochastic=True)``), measured by ``gym_tictactoe.evaluation`` as the
+    stochastic policy it is; a Q-table or DQN model has none (ValueError).
     FileNotFoundError, ValueError for a file that is not a model of ours, and
     ``gym_tictactoe.extras.MissingExtra`` when an SB3 model meets an install without the extra.
     """
     if model_kind(path) == "q":
         from agents.q_learning import QLearningAgent
 
+        if stochastic:
+            raise ValueError(f"{path} is a Q-table, which plays its greedy move: it has no "
+                             "action distribution (stochastic=True is for (maskable-)ppo)")
         return QLearningAgent.load(path), "q"
     for module in ("torch", "stable_baselines3", "sb3_contrib"):  # only when needed
         require(module, "sb3", "loading an SB3 model")
@@ -48,5 +54,6 @@ def load_policy(path: str | os.PathLike) -> tuple[Policy, str]:
     from agents.sb3_files import load_model, model_board, model_canonical
 
     model = load_model(path)
-    policy = ModelPolicy(model, rules=model_board(path), canonical=model_canonical(path))
+    policy = ModelPolicy(model, rules=model_board(path), canonical=model_canonical(path),
+                         stochastic=stochastic)
     return policy, algo_of(model)

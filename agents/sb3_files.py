@@ -143,7 +143,11 @@ def _read_archive(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _check_members(archive: zipfile.ZipFile, path: Path) -> None:
-    names = {info.filename: info for info in archive.infolist()}
+    infos = archive.infolist()
+    names = {info.filename: info for info in infos}
+    if len(names) < len(infos):  # a later copy would hide an earlier one from these checks
+        repeated = sorted({info.filename for info in infos if names[info.filename] is not info})
+        raise ValueError(f"{path} holds more than one member named {repeated}: {EXPECTED}")
     missing = sorted({"data", "policy.pth", MARKER} - set(names))
     if missing:
         raise ValueError(f"{path} lacks {missing}: {EXPECTED}")

@@ -61,7 +61,13 @@ class RenderModes(list):
 
 
 def check_choice(name: str, value: Any, allowed: tuple) -> Any:
-    if value not in allowed:
+    """``value`` if it is one of ``allowed``, else a ValueError listing them (also for values
+    that cannot be compared, such as arrays)."""
+    try:
+        known = value in allowed
+    except (TypeError, ValueError):  # an array's == gives no single truth value
+        known = False
+    if not known:
         raise ValueError(f"{name} must be one of {list(allowed)}; got {value!r}")
     return value
 

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
+from gym_tictactoe.env import as_cell
 from gym_tictactoe.opponents import (
     EpsilonOpponent,
     MixtureOpponent,
@@ -182,12 +183,13 @@ class PolicyPlayer:
 
 
 def _checked_moves(moves: list, cells: npt.NDArray[np.int8], player: Opponent) -> Cells:
+    """The opponent's replies as cells, by the single env's rule (``env.as_cell``), or a
+    RuntimeError naming the first that is no free cell."""
     n = cells.shape[1]
-    valid = [type(m) in (int, np.int64) or isinstance(m, np.integer) for m in moves]
-    moves_array = np.array([m if ok else -1 for m, ok in zip(moves, valid, strict=True)],
-                           dtype=np.int64)
-    in_range = (moves_array >= 0) & (moves_array < n)
-    free = in_range & (cells[np.arange(len(cells)), np.clip(moves_array, 0, n - 1)] == 0)
+    found = [as_cell(move, n) for move in moves]
+    moves_array = np.array([-1 if cell is None else cell for cell in found], dtype=np.int64)
+    free = moves_array >= 0
+    free[free] = cells[np.flatnonzero(free), moves_array[free]] == game.EMPTY
     if not free.all():
         bad = int(np.flatnonzero(~free)[0])
         raise RuntimeError(f"opponent {player!r} played {moves[bad]!r}; legal moves: "

@@ -128,6 +128,8 @@ def test_agent_win_gives_plus_one():
          r"unknown opponent 'perfect'; choose one of \['alphabeta', 'epsilon', "),
         ({"opponent": 3}, "object with act"),
         ({"agent_mark": "x"}, r"agent_mark must be one of \['X', 'O', 'random'\]; got 'x'"),
+        ({"agent_mark": np.array(["X", "O"])}, r"agent_mark must be one of .*; got array"),
+        ({"illegal_action": ["lose"]}, r"illegal_action must be one of .*; got \['lose'\]"),
         ({"illegal_action": "ignore"}, r"illegal_action must be one of \['lose', 'raise'\]"),
         ({"render_mode": "rgb"}, r"render_mode must be one of \[None, 'human', 'ansi', "),
     ],

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import pickle
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -426,6 +427,17 @@ def test_an_oversized_member_is_refused_before_it_is_read(trained, tmp_path):
         sb3_files.load_model(path)
 
 
+def test_a_repeated_member_name_is_refused(trained, tmp_path):
+    """zipfile reads the last of two members of one name; the size checks must see both."""
+    path = sb3_files.save_model(trained["ppo"], tmp_path / "model.zip")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # zipfile's "Duplicate name"
+        with zipfile.ZipFile(path, "a") as archive:
+            archive.writestr("data", "{}")
+    with pytest.raises(ValueError, match=r"more than one member named \['data'\]"):
+        sb3_files.load_model(path)
+
+
 @pytest.mark.parametrize("algo", ["maskable-ppo", "dqn"])
 def test_other_boards_train_save_load_and_evaluate_on_their_own_board(tmp_path, algo):
     rules = game.rules(3, 4, 3)
@@ -473,6 +485,23 @@ def test_a_canonical_model_is_evaluated_and_reloaded_through_canonical_boards(tm
     assert (loaded.act_batch(boards, masks) == policy.act_batch(boards, masks)).all()
     legal = masks.astype(bool)[np.arange(len(masks)), policy.act_batch(boards, masks)]
     assert legal.all()
+    # Its own distribution, from the file: what evaluation measures as a stochastic policy.
+    spread, _ = load_policy(path, stochastic=True)
+    expected = sb3.ModelPolicy(model, canonical=True, stochastic=True).probabilities(boards, masks)
+    assert np.allclose(spread.action_probabilities_batch(boards, masks), expected)
+    assert 0 < evaluation.exploitability(spread) <= 2
+
+
+def test_load_policy_refuses_stochastic_where_there_is_no_distribution(trained, tmp_path):
+    from agents.models import load_policy
+    from agents.q_learning import QLearningAgent
+
+    table = QLearningAgent(seed=0).save(tmp_path / "q.npz")
+    with pytest.raises(ValueError, match="Q-table, which plays its greedy move"):
+        load_policy(table, stochastic=True)
+    dqn = sb3_files.save_model(trained["dqn"], tmp_path / "dqn.zip")
+    with pytest.raises(ValueError, match="dqn plays its greedy move"):
+        load_policy(dqn, stochastic=True)
 
 
 # --- self-play --------------------------------------------------------------------------------

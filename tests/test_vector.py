@@ -337,6 +337,31 @@ def test_other_opponents_reply_board_by_board_like_the_single_env(opponent):
     assert all(s.observation_space == vec.single_observation_space for s in singles)
 
 
+@pytest.mark.parametrize("answer", [np.array(4), np.array([4]), np.int8(4)])
+def test_opponents_answers_are_cells_by_the_single_envs_rule(answer):
+    """The single env takes 0-d and one-element arrays as cells from an opponent; so does the
+    vector env, asking board by board or in one batch."""
+    for policy in (lambda obs, mask: answer, _Batched(answer)):
+        vec = TicTacToeVectorEnv(2, opponent=PolicyOpponent(policy), agent_mark="O")
+        _, info = vec.reset(seed=0)
+        assert (info["board"][:, 4] == game.X).all()
+    single = TicTacToeEnv(opponent=PolicyOpponent(lambda obs, mask: answer), agent_mark="O")
+    assert single.reset(seed=0)[1]["board"][4] == game.X
+
+
+class _Batched:
+    """A policy whose batched answer is one ``answer`` per board, in a list."""
+
+    def __init__(self, answer) -> None:
+        self.answer = answer
+
+    def __call__(self, obs, mask):
+        return self.answer
+
+    def act_batch(self, observations, masks):
+        return [self.answer] * len(observations)
+
+
 def test_a_policy_opponent_answering_nonsense_is_named_in_the_vector_env():
     vec = TicTacToeVectorEnv(2, opponent=PolicyOpponent(lambda obs, mask: 4.5), agent_mark="O")
     with pytest.raises(RuntimeError, match=r"played 4\.5; legal moves"):
