@@ -20,10 +20,12 @@ import platform
 import sys
 import time
 from dataclasses import asdict, dataclass
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from agents import EXPLORING_STARTS
 from gym_tictactoe import game
 from gym_tictactoe.arguments import board_arg, opponent_spec, positive_int, probability, seed_arg
 from gym_tictactoe.evaluation import RESULT_SCORES
@@ -35,8 +37,9 @@ from gym_tictactoe.report import evaluating_message, format_summary, summarize
 ALGOS = ("q", "maskable-ppo", "ppo", "dqn")
 EPISODES, TIMESTEPS = 200_000, 300_000  # SB3: benchmarks/training.py's budget
 EVAL_EVERY = {"q": 1000, "sb3": 10_000}
-# On 13-16 cells one exact evaluation takes 6-12 s: every 1,000 episodes would be most of the run.
-EVAL_EVERY_BIG_Q = 100_000
+# On 13-16 cells one exact evaluation takes 4-9 s for a Q-table and 10-25 s for a network:
+# every 1,000 episodes or 10,000 timesteps would be most of the run.
+EVAL_EVERY_BIG = {"q": 100_000, "sb3": 100_000}
 NAME_MAX = 255  # bytes in a folder name on common file systems
 POOL, MIX_SHARE = 5, 0.2
 REFRESH_EVERY = {"q": 1000, "sb3": 10_000}
@@ -79,10 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="SB3: show the network every board in its canonical orientation "
                              "(default: on)")
     parser.add_argument("--start", choices=("empty", "random"), default=None,
-                        help="SB3: where episodes begin; 'random' (exploring starts, the "
+                        help="where training episodes begin; 'random' (exploring starts, the "
                              "default) draws a position for --start-probability of them")
     parser.add_argument("--start-probability", type=probability, default=None, metavar="P",
-                        help="SB3: share of episodes with a random start (default: 0.5)")
+                        help="share of episodes with a random start (default: "
+                             f"{EXPLORING_STARTS['start_probability']})")
     parser.add_argument("--eval-every", type=positive_int, default=None,
                         help="exact evaluation period: episodes for q (default 1000), "
                              "timesteps for SB3 (default 10000)")
@@ -122,20 +126,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = build_parser()
     args = parser.parse_args(argv)
     q = args.algo == "q"
-    sb3_only = ("--timesteps", "--n-envs", "--canonical", "--start", "--start-probability")
+    sb3_only = ("--timesteps", "--n-envs", "--canonical")
     for flag in sb3_only if q else ("--episodes",):
         if getattr(args, flag.strip("-").replace("-", "_")) is not None:
             parser.error(f"{flag} does not apply to --algo {args.algo}: Q-learning counts "
                          "--episodes (and sees every symmetry of a position as one entry), the "
-                         "SB3 algorithms --timesteps on --n-envs boards with --canonical and "
-                         "--start")
+                         "SB3 algorithms --timesteps on --n-envs boards with --canonical")
     if args.start == "empty" and args.start_probability is not None:
         parser.error("--start-probability applies to --start random only")
     args.episodes, args.timesteps = args.episodes or EPISODES, args.timesteps or TIMESTEPS
-    default_every = EVAL_EVERY["q" if q else "sb3"]
-    if q and not args.board.tabled:
-        default_every = EVAL_EVERY_BIG_Q
-    args.eval_every = args.eval_every or default_every
+    kind = "q" if q else "sb3"
+    args.eval_every = args.eval_every or (EVAL_EVERY if args.board.tabled
+                                          else EVAL_EVERY_BIG)[kind]
     board = "" if args.board is game.TICTACTOE else f"-{args.board.name}"
     args.name = args.name or f"{args.algo}{board}-seed{args.seed}"
     check_self_play(parser, args)
@@ -224,24 +226,34 @@ def train_q(args: argparse.Namespace) -> Trained:
     from gym_tictactoe.evaluation import evaluate
 
     opponent, board = args.opponent or TRAINING_OPPONENT, args.board.kwargs
+    options = env_options(args, EXPLORING_STARTS)
     agent, curve, start = QLearningAgent(seed=args.seed, **board), [], time.perf_counter()
 
+    say = announcer(args)
+
     def on_eval(agent: QLearningAgent, episodes: int) -> bool:
+        if say is not None:
+            say(f"exact evaluation at {episodes:,} episodes ({args.board.name})…")
         curve.append(_curve_entry(evaluate(agent), episodes=episodes,
                                   seconds=time.perf_counter() - start))
+        if say is not None:
+            say(f"  optimal-move rate {curve[-1]['rate']:.2%}, best response: as X "
+                f"{curve[-1]['X']}, as O {curve[-1]['O']}")
         return curve[-1]["perfect"]
 
-    settings = {"episodes": args.episodes, "hyperparameters": asdict(agent.config)}
+    settings = {"episodes": args.episodes, "env_options": options,
+                "hyperparameters": asdict(agent.config)}
     if opponent == "self":
         from agents import self_play
 
         pool = args.pool_object
         self_play.train_q(agent, pool, args.episodes, args.refresh_every, seed=args.seed,
                           agent_mark=args.seat, eval_every=args.eval_every, on_eval=on_eval,
-                          progress=not args.no_progress)
+                          progress=not args.no_progress, env_options=options)
         settings["self_play"] = self_play_settings(args, pool)
     else:
-        env = gym.make("TicTacToe-v0", opponent=opponent, agent_mark=args.seat, **board)
+        env = gym.make("TicTacToe-v0", opponent=opponent, agent_mark=args.seat, **board,
+                       **options)
         agent.train(env, args.episodes, seed=args.seed, eval_every=args.eval_every,
                     on_eval=on_eval, progress=not args.no_progress)
     agent.save(args.run_dir / "model.npz")
@@ -283,7 +295,7 @@ def train_sb3(args: argparse.Namespace) -> Trained:
         args.algo, args.timesteps, opponent=pool.opponent() if pool else opponent,
         agent_mark=args.seat, seed=args.seed, n_envs=n_envs, eval_every=args.eval_every,
         progress_bar=not args.no_progress, rules=args.board, env_options=options,
-        callbacks=callbacks,
+        callbacks=callbacks, announce=announcer(args),
     )
     save_model(model, args.run_dir / "model.zip", args.board, canonical=canonical)
     settings = {"timesteps": args.timesteps, "n_envs": n_envs, "env_options": options,
@@ -294,16 +306,31 @@ def train_sb3(args: argparse.Namespace) -> Trained:
                    "model.zip", opponent, settings)
 
 
+def announcer(args: argparse.Namespace) -> Any:
+    """How to say that an exact evaluation runs, on boards of 13-16 cells (seconds each, the
+    progress bar standing still meanwhile): a line above the bar (tqdm's, or SB3's rich one,
+    which passes printed lines through), or None on smaller boards, where it takes milliseconds.
+    """
+    if args.board.tabled:
+        return None
+    if args.no_progress:
+        return partial(print, flush=True)
+    from tqdm import tqdm
+
+    return tqdm.write
+
+
 def env_options(args: argparse.Namespace, defaults: dict[str, Any]) -> dict[str, Any]:
-    """The SB3 training envs' options: ``defaults`` (``agents.sb3.ENV_OPTIONS``) overridden by
-    --canonical / --no-canonical, --start and --start-probability."""
-    options = {"canonical": defaults.get("canonical", False),
-               "start": args.start or defaults.get("start", "empty")}
+    """The training envs' options: ``defaults`` (``agents.EXPLORING_STARTS``, or for SB3
+    ``agents.sb3.ENV_OPTIONS``, which adds ``canonical``) overridden by --start,
+    --start-probability and (SB3) --canonical / --no-canonical."""
+    options = {"start": args.start or defaults.get("start", "empty")}
+    if "canonical" in defaults:
+        options = {"canonical": defaults["canonical"] if args.canonical is None
+                   else args.canonical, **options}
     if options["start"] == "random":
         options["start_probability"] = (args.start_probability if args.start_probability
                                         is not None else defaults.get("start_probability", 1.0))
-    if args.canonical is not None:
-        options["canonical"] = args.canonical
     return options
 
 

@@ -32,7 +32,7 @@ from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
-from agents import sb3_policy
+from agents import EXPLORING_STARTS, sb3_policy
 from agents.sb3_policy import (  # re-exported: agents.sb3 is the module users import
     ALGO_CLASSES,
     ALGOS,
@@ -108,14 +108,11 @@ N_ENVS = {"maskable-ppo": 64, "ppo": 64, "dqn": 8}
 # What the training envs show each algorithm by default (``benchmarks/training.py --ablation``
 # measures each choice; README "Stable-Baselines3 agents"). Every board in its canonical
 # orientation: the 8 symmetric copies of a position become one input, so what is learnt in one
-# corner holds in all four. Three quarters of the episodes start at a uniformly drawn position
-# (exploring starts): games from the empty board against one curriculum rarely reach the
-# positions off the agent's own line of play, and a policy wrong there is beaten by a best
-# response. A quarter of
-# the episodes still start empty: uniform starts are mostly deep positions, and with every
-# episode started at random MaskablePPO kept losing as O (99.98%, the early replies unlearnt).
+# corner holds in all four. And agents.EXPLORING_STARTS: three quarters of the episodes start at
+# a uniformly drawn position, since games from the empty board against one curriculum rarely
+# reach the positions off the agent's own line of play, where a best response then beats it.
 ENV_OPTIONS: dict[str, dict[str, Any]] = {
-    algo: {"canonical": True, "start": "random", "start_probability": 0.75} for algo in ALGOS
+    algo: {"canonical": True, **EXPLORING_STARTS} for algo in ALGOS
 }
 
 
@@ -201,13 +198,18 @@ class ExactEvalCallback(BaseCallback):
     keeps the timesteps of the first evaluation with draws in both seats against any opponent,
     ``perfect_at`` those of the first perfect one (``Report.perfect``: both draws and every move
     value-keeping); with ``stop_when_perfect`` training stops there.
+
+    ``announce(line)`` (or ``print`` with ``verbose``) gets a line before each evaluation and
+    one with its result after: on boards of 13-16 cells an evaluation takes seconds, during
+    which the progress bar would otherwise stand still without a word.
     """
 
     def __init__(self, algo: str, eval_every: int = 10_000, stop_when_perfect: bool = True,
                  verbose: int = 0, rules: game.Rules = game.TICTACTOE,
-                 canonical: bool = False) -> None:
+                 canonical: bool = False, announce: Callable[[str], Any] | None = None) -> None:
         super().__init__(verbose)
         self.rules, self.canonical = rules, canonical
+        self.announce = announce if announce is not None else (print if verbose else None)
         if eval_every < 1:
             raise ValueError(f"eval_every must be a positive number of timesteps; got {eval_every}")
         self.algo, self.eval_every = check_algo(algo), int(eval_every)
@@ -242,6 +244,9 @@ class ExactEvalCallback(BaseCallback):
     def evaluate(self) -> bool:
         """Evaluate now; False when training should stop."""
         policy = ModelPolicy(self.model, self.algo, self.rules, self.canonical)
+        if self.announce is not None:
+            self.announce(f"exact evaluation at {self.num_timesteps:,} timesteps "
+                          f"({self.rules.name})…")
         self.report = report = evaluation.evaluate(policy)
         entry = {
             "timesteps": int(self.num_timesteps),
@@ -264,9 +269,9 @@ class ExactEvalCallback(BaseCallback):
         for seat in ("X", "O"):
             self.logger.record(f"exact/best_response_{seat}", evaluation.RESULT_SCORES[entry[seat]])
         self.logger.record("exact/perfect", int(entry["perfect"]))
-        if self.verbose:
-            print(f"exact evaluation at {entry['timesteps']}: rate {entry['rate']:.4f}, "
-                  f"X {entry['X']}, O {entry['O']}")
+        if self.announce is not None:
+            self.announce(f"  optimal-move rate {entry['rate']:.2%}, best response: as X "
+                          f"{entry['X']}, as O {entry['O']}")
 
 
 def train(
@@ -274,7 +279,8 @@ def train(
     seed: int | None = 0, n_envs: int | None = None, eval_every: int = 10_000,
     progress_bar: bool = True, stop_when_perfect: bool = True, threads: int | None = 1,
     rules: game.Rules = game.TICTACTOE, env_options: dict[str, Any] | None = None,
-    callbacks: list[BaseCallback] | None = None, **kwargs: Any,
+    callbacks: list[BaseCallback] | None = None,
+    announce: Callable[[str], Any] | None = None, **kwargs: Any,
 ) -> tuple[BaseAlgorithm, ExactEvalCallback]:
     """Train ``algo`` for up to ``timesteps`` with exact evaluation; returns (model, callback).
 
@@ -284,6 +290,7 @@ def train(
     ``start_probability`` (default ``ENV_OPTIONS[algo]``; ``{}`` for neither; the callback
     evaluates a canonical model through canonical boards). ``callbacks`` run after the exact
     evaluation's (``agents.self_play.SnapshotCallback`` refreshes a self-play pool).
+    ``announce``: ``ExactEvalCallback``'s, a line before and after each evaluation.
     """
     rules.check_solvable("training with exact evaluation")
     options = copy.deepcopy(ENV_OPTIONS[check_algo(algo)] if env_options is None
@@ -292,7 +299,8 @@ def train(
                             **options)
     model = build_model(algo, env, seed, **kwargs)
     callback = ExactEvalCallback(algo, eval_every, stop_when_perfect, rules=rules,
-                                 canonical=bool(options.get("canonical", False)))
+                                 canonical=bool(options.get("canonical", False)),
+                                 announce=announce)
     with torch_threads(threads):
         model.learn(timesteps, callback=[callback, *(callbacks or [])],
                     progress_bar=progress_bar)

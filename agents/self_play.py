@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from agents import EXPLORING_STARTS
 from gym_tictactoe import game
 from gym_tictactoe.opponents import MixtureOpponent, Opponent, PolicyOpponent, parse_opponent
 from gym_tictactoe.stochastic import UniformPolicy
@@ -108,20 +109,24 @@ class SnapshotPool:
 
 def train_q(agent: Any, pool: SnapshotPool, episodes: int, refresh_every: int, *,
             seed: int | None = None, agent_mark: str = "random", eval_every: int = 1000,
-            on_eval: EvalHook | None = None, progress: bool = False) -> int:
+            on_eval: EvalHook | None = None, progress: bool = False,
+            env_options: dict[str, Any] | None = None) -> int:
     """Tabular self-play: ``agent`` trains against ``pool`` (in both seats by default), a
     snapshot of it joins the pool every ``refresh_every`` episodes, and
     ``on_eval(agent, episodes)`` runs at the first refresh at or after every ``eval_every``
     episodes and at the end (True stops training). ``seed`` seeds the env's first reset (else
-    the agent's generator draws it). Returns the episodes trained."""
+    the agent's generator draws it). ``env_options``: the env's ``start`` and
+    ``start_probability`` (default ``agents.EXPLORING_STARTS``; ``{}`` for empty boards only).
+    Returns the episodes trained."""
     import gymnasium as gym
 
     for name, value in (("episodes", episodes), ("refresh_every", refresh_every),
                         ("eval_every", eval_every)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive integer; got {value!r}")
+    options = EXPLORING_STARTS if env_options is None else env_options
     env = gym.make("TicTacToe-v0", opponent=pool.opponent(), agent_mark=agent_mark,
-                   **pool.rules.kwargs)
+                   **pool.rules.kwargs, **options)
     bar = _progress_bar(episodes) if progress else None
     done, evaluated = 0, 0
     while done < episodes:

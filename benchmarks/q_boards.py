@@ -4,7 +4,8 @@
     python benchmarks/q_boards.py --episodes 200000 --boards 4x4x3 --evals 2
 
 Each board trains ``QLearningAgent(seed=SEED, rows=, cols=, win_length=)`` (default
-hyper-parameters) against ``TRAINING_OPPONENT`` (epsilon over minimax) in both seats, in one
+hyper-parameters) against ``TRAINING_OPPONENT`` (epsilon over minimax) in both seats, with
+train.py's exploring starts (``agents.EXPLORING_STARTS``; ``--start empty`` for none), in one
 ``train`` call as train.py does, evaluated exactly (``evaluation.evaluate``) ``--evals`` times at
 even intervals. Boards run one after the other, each in a fresh process so its setup cost and
 peak memory are its own. First, in this process, episodes per second on 3x3 and on 4x4x3 are
@@ -37,6 +38,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="ROWSxCOLSxK boards of at most 16 cells")
     parser.add_argument("--evals", type=int, default=4, help="exact evaluations per run")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--start", choices=("empty", "random"), default="random",
+                        help="where episodes begin (default: random, as in train.py)")
+    parser.add_argument("--start-probability", type=float, default=None,
+                        help="share of random starts (default: train.py's)")
     parser.add_argument("--speed-episodes", type=int, default=20_000,
                         help="episodes per speed measurement (0: skip)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results JSON path")
@@ -44,12 +49,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def make(size: tuple[int, int, int], seed: int):
+def start_options(start: str, probability: float | None) -> dict[str, Any]:
+    """The env's exploring-start arguments, as train.py's --start and --start-probability."""
+    from agents import EXPLORING_STARTS
+
+    if start == "empty":
+        return {"start": "empty"}
+    return {**EXPLORING_STARTS,
+            **({} if probability is None else {"start_probability": probability})}
+
+
+def make(size: tuple[int, int, int], seed: int, options: dict[str, Any] | None = None):
     from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
     from gym_tictactoe.env import TicTacToeEnv
 
     board = dict(zip(("rows", "cols", "win_length"), size, strict=True))
-    env = TicTacToeEnv(TRAINING_OPPONENT, agent_mark="random", **board)
+    env = TicTacToeEnv(TRAINING_OPPONENT, agent_mark="random", **board, **(options or {}))
     return QLearningAgent(seed=seed, **board), env
 
 
@@ -71,12 +86,13 @@ def speed(episodes: int) -> dict[str, Any]:
             "ratio_4x4x3_to_3x3": best["4x4x3"] / best["3x3x3"]}
 
 
-def run_board(size: tuple[int, int, int], episodes: int, evals: int, seed: int) -> dict:
+def run_board(size: tuple[int, int, int], episodes: int, evals: int, seed: int,
+              options: dict[str, Any]) -> dict:
     """One board's run: setup, training with exact evaluations, memory."""
     from gym_tictactoe import evaluation
 
     start = time.perf_counter()
-    agent, env = make(size, seed)
+    agent, env = make(size, seed, options)
     setup, curve, evaluating = time.perf_counter() - start, [], 0.0
     begun = time.perf_counter()
 
@@ -92,7 +108,8 @@ def run_board(size: tuple[int, int, int], episodes: int, evals: int, seed: int) 
 
     agent.train(env, episodes, eval_every=max(1, episodes // evals), on_eval=on_eval)
     index = agent.index
-    return {"board": agent.rules.name, "setup_seconds": round(setup, 1), "curve": curve,
+    return {"board": agent.rules.name, "env_options": options,
+            "setup_seconds": round(setup, 1), "curve": curve,
             "perfect_results": evaluation.perfect_results(agent.rules),
             "positions": evaluation.optimal_move_rate(agent).positions,
             "eval_seconds": round(evaluating / len(curve), 1),
@@ -118,7 +135,9 @@ def classes(agent) -> int:
 
 def in_child(board: str, args: argparse.Namespace) -> dict[str, Any]:
     command = [sys.executable, __file__, "--one", board, "--episodes", str(args.episodes),
-               "--evals", str(args.evals), "--seed", str(args.seed)]
+               "--evals", str(args.evals), "--seed", str(args.seed), "--start", args.start]
+    if args.start_probability is not None:
+        command += ["--start-probability", str(args.start_probability)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode:
         raise SystemExit(f"{board} failed:\n{done.stderr}")
@@ -155,10 +174,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gym_tictactoe.game import parse_board
 
     if args.one:
-        print(json.dumps(run_board(parse_board(args.one), args.episodes, args.evals, args.seed)))
+        options = start_options(args.start, args.start_probability)
+        print(json.dumps(run_board(parse_board(args.one), args.episodes, args.evals, args.seed,
+                                   options)))
         return 0
     boards = [parse_board(board) for board in args.boards]  # usage errors before any work
-    results: dict[str, Any] = {"machine": f"{platform.machine()}, shared 2 cores",
+    results: dict[str, Any] = {"command": " ".join(["python", *sys.argv]),
+                               "machine": f"{platform.machine()}, shared 2 cores",
                                "python": platform.python_version(), "seed": args.seed}
     if args.speed_episodes:
         results["speed"] = speed(args.speed_episodes)

@@ -1,11 +1,14 @@
 """How close does self-play alone get to perfect play? Measured exactly, by train.py runs.
 
 Each run is ``train.py --opponent self`` (a pool of the learner's last 5 snapshots, one drawn per
-episode, refreshed every 1,000 episodes or 10,000 timesteps; no built-in opponent mixed in), with
-the exact evaluation of every checkpoint against the board's full game tree::
+episode, refreshed every 1,000 episodes or 10,000 timesteps; no built-in opponent mixed in) with
+train.py's other defaults, exploring starts among them (drawn from the board's list of positions:
+the rules, not the solver), and the exact evaluation of every checkpoint against the board's full
+game tree, which only measures (and stops the run once perfect)::
 
-    python benchmarks/self_play.py                 # 3x3: q, dqn, maskable-ppo; 4x4x3: q
-    python benchmarks/self_play.py --runs q-3x3    # one of them
+    python benchmarks/self_play.py                 # 3x3: q, dqn, maskable-ppo; 4x4x3: q; seed 0
+    python benchmarks/self_play.py --runs q-3x3 dqn-3x3 maskable-ppo-3x3 --seeds 0 1 2 3 4 \
+        --out benchmarks/results/self_play_3x3
 
 The table gives, per run, the first perfect checkpoint (or none within the budget), the best
 optimal-move rate and the final best-response results. Timesteps and episodes reproduce; wall
@@ -34,6 +37,9 @@ RUNS: dict[str, list[str]] = {
     "q-4x4x3": ["--algo", "q", "--board", "4x4x3", "--episodes", "1000000",
                 "--eval-every", "200000", "--refresh-every", "10000"],
 }
+# The tabular runs again without exploring starts: what they buy in self-play.
+RUNS.update({f"{name}-empty": [*RUNS[name], "--start", "empty"]
+             for name in ("q-3x3", "q-4x4x3")})
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -46,19 +52,26 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def run(name: str, seed: int, out: Path) -> dict[str, Any]:
     """One train.py self-play run; the figures of its results.json."""
-    command = [sys.executable, str(ROOT / "train.py"), *RUNS[name], "--opponent", "self",
-               "--seed", str(seed), "--out", str(out), "--name", f"{name}-seed{seed}",
-               "--no-progress", "--games", "100"]
-    subprocess.run(command, check=True, cwd=ROOT, capture_output=True, text=True)
+    command = ["train.py", *RUNS[name], "--opponent", "self", "--seed", str(seed),
+               "--out", _shown(out), "--name", f"{name}-seed{seed}", "--no-progress",
+               "--games", "100"]
+    subprocess.run([sys.executable, *command], check=True, cwd=ROOT, capture_output=True,
+                   text=True)
     results = json.loads((out / f"{name}-seed{seed}" / "results.json").read_text())
     curve = results["learning_curve"]
     clock = "episodes" if "episodes" in curve[0] else "timesteps"
-    return {"run": name, "seed": seed, "clock": clock, "command": " ".join(command[1:]),
+    return {"run": name, "seed": seed, "clock": clock, "command": " ".join(command),
             "perfect_at": results[f"perfect_at_{clock}"],
             "best_rate": max(entry["rate"] for entry in curve),
             "final_rate": results["optimal_move_rate"],
             "final": {seat: results["best_response"][seat]["result"] for seat in ("X", "O")},
             "trained": curve[-1][clock], "train_seconds": results["timings"]["train_seconds"]}
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the repository when it lies inside it (train.py runs there)."""
+    resolved = path.resolve()
+    return str(resolved.relative_to(ROOT)) if resolved.is_relative_to(ROOT) else str(resolved)
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
@@ -85,12 +98,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append(run(name, seed, args.out))
             print(f"done {name} seed {seed}", flush=True)
     print(format_table(rows))
-    args.out.mkdir(parents=True, exist_ok=True)
-    with atomic_path(args.out / "summary.json") as temp:
-        temp.write_text(json.dumps({"command": " ".join(["python", *sys.argv]), "runs": rows},
-                                   indent=2))
+    write_summary(args.out / "summary.json", " ".join(["python", *sys.argv]), rows)
     print(f"results written to {args.out}")
     return 0
+
+
+def write_summary(path: Path, command: str, rows: list[dict[str, Any]]) -> None:
+    """The runs' rows, kept beside those of earlier invocations into the same folder (a run and
+    seed measured again replaces its row), and every invocation's command."""
+    old = json.loads(path.read_text()) if path.exists() else {"commands": [], "runs": []}
+    new = {(row["run"], row["seed"]) for row in rows}
+    kept = [row for row in old["runs"] if (row["run"], row["seed"]) not in new]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as temp:
+        temp.write_text(json.dumps({"commands": [*old.get("commands", []), command],
+                                    "runs": kept + rows}, indent=2))
 
 
 if __name__ == "__main__":

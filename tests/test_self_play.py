@@ -99,6 +99,27 @@ def test_tabular_self_play_stops_when_asked():
     assert done == 1_000 and agent.episodes == 1_000
 
 
+def test_tabular_self_play_starts_episodes_as_told(monkeypatch):
+    """Exploring starts by default (agents.EXPLORING_STARTS); ``env_options={}`` for none."""
+    import gymnasium as gym
+
+    from agents import EXPLORING_STARTS
+
+    made, make = [], gym.make
+
+    def recording_make(*args, **kwargs):
+        env = make(*args, **kwargs)
+        made.append(env.unwrapped)
+        return env
+
+    monkeypatch.setattr(gym, "make", recording_make)
+    for options, expected in ((None, ("random", 0.75)), ({}, ("empty", 1.0))):
+        train_q(QLearningAgent(seed=0), SnapshotPool(), 200, refresh_every=100,
+                env_options=options)
+        assert (made[-1].start, made[-1].start_probability) == expected
+    assert EXPLORING_STARTS == {"start": "random", "start_probability": 0.75}
+
+
 def test_tabular_self_play_checks_its_counts():
     with pytest.raises(ValueError, match="refresh_every must be a positive integer; got 0"):
         train_q(QLearningAgent(), SnapshotPool(), 100, refresh_every=0)

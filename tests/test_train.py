@@ -47,11 +47,14 @@ def test_tabular_run_writes_model_results_and_curve(tmp_path):
     assert [e["episodes"] for e in results["learning_curve"]] == [200, 400, 600]
     assert "optimal-move rate" in done.stdout and "best response, policy as X" in done.stdout
     assert done.stdout.index("evaluating exactly") < done.stdout.index("optimal-move rate")
+    assert "exact evaluation at" not in done.stdout  # milliseconds each on 3x3: not announced
     # The opponent actually trained against, and only the settings that applied to Q-learning.
     config = results["config"]
     assert config["opponent"] == "epsilon:epsilon=0.4" and config["episodes"] == 600
     assert config["eval_every"] == 200 and config["hyperparameters"]["seed"] == 3
     assert not {"timesteps", "n_envs", "no_progress"} & set(config)
+    # Exploring starts by default, as for every agent; no canonical boards (SB3's option).
+    assert config["env_options"] == {"start": "random", "start_probability": 0.75}
 
     assert cli.main(["evaluate", str(tmp_path / "q-seed3" / "model.npz"), "--games", "5"]) == 0
 
@@ -64,7 +67,7 @@ def test_maskable_ppo_smoke_run(tmp_path, capsys):
     config = results["config"]
     assert config["opponent"] == "epsilon:epsilon=0.2" and config["timesteps"] == 256
     assert config["n_envs"] == 2 and config["eval_every"] == 128 and "episodes" not in config
-    # The defaults: canonical boards and exploring starts on half of the episodes.
+    # The defaults: canonical boards and exploring starts on three quarters of the episodes.
     assert config["env_options"] == {"canonical": True, "start": "random",
                                      "start_probability": 0.75}
     assert "evaluating exactly" in done.stdout
@@ -108,7 +111,8 @@ def test_self_play_starts_from_snapshot_files_of_its_own_board_only(tmp_path):
     assert config["self_play"]["snapshots_taken"] == 3  # the file, then two of its own
 
 
-def test_sb3_env_options_follow_the_flags(tmp_path):
+def test_env_options_follow_the_flags(tmp_path):
+    from agents import EXPLORING_STARTS
     from train import env_options, parse_args
 
     defaults = {"canonical": True, "start": "random", "start_probability": 0.75}
@@ -118,6 +122,42 @@ def test_sb3_env_options_follow_the_flags(tmp_path):
     for flags, expected in cases.items():
         args = parse_args(["--algo", "dqn", *flags, "--out", str(tmp_path)])
         assert env_options(args, defaults) == expected
+    # Q-learning takes --start and --start-probability too, and has no canonical option.
+    for flags, expected in {("--start", "empty"): {"start": "empty"},
+                            ("--start-probability", "0.5"): {**EXPLORING_STARTS,
+                                                             "start_probability": 0.5},
+                            (): EXPLORING_STARTS}.items():
+        args = parse_args([*flags, "--out", str(tmp_path)])
+        assert env_options(args, EXPLORING_STARTS) == expected
+
+
+def test_tabular_run_without_exploring_starts_keeps_to_the_empty_board(tmp_path, monkeypatch):
+    """--start empty trains from the empty board only: every episode begins there (the env
+    makes the opponent's first move when the agent is O), which a random start would not."""
+    import gymnasium as gym
+
+    from train import parse_args, train_q
+
+    marks, make = [], gym.make
+
+    def recording_make(*args, **kwargs):
+        env = make(*args, **kwargs)
+        reset = env.reset
+
+        def recorded_reset(**reset_kwargs):
+            obs, info = reset(**reset_kwargs)
+            marks.append(int((info["board"] != 0).sum()))
+            return obs, info
+        env.reset = recorded_reset
+        return env
+
+    monkeypatch.setattr(gym, "make", recording_make)
+    args = parse_args(["--start", "empty", "--episodes", "50", "--no-progress",
+                       "--out", str(tmp_path)])
+    args.pool_object, args.run_dir = None, tmp_path
+    trained = train_q(args)
+    assert trained.settings["env_options"] == {"start": "empty"}
+    assert len(marks) == 50 and max(marks) <= 1
 
 
 @pytest.mark.parametrize(
@@ -134,7 +174,6 @@ def test_sb3_env_options_follow_the_flags(tmp_path):
         (["--seed", "-1"], "expected a seed, an integer with 0 <= seed < 2**32; got '-1'"),
         (["--algo", "ppo", "--seed", "4294967296"], "0 <= seed < 2**32; got '4294967296'"),
         (["--n-envs", "4"], "--n-envs does not apply to --algo q"),
-        (["--start", "random"], "--start does not apply to --algo q"),
         (["--no-canonical"], "--canonical does not apply to --algo q"),
         (["--algo", "dqn", "--start", "middle"], "invalid choice: 'middle'"),
         (["--algo", "dqn", "--start-probability", "1.5"], "expected a probability, a number "
@@ -172,10 +211,10 @@ def test_evaluate_refuses_foreign_files_clearly(tmp_path, capsys):
 
 
 def test_the_default_run_reaches_perfect_play_where_the_readme_says(tmp_path):
-    # README "Measured figures": seed 0 is perfect at 34,000 episodes.
+    # README "Measured figures": seed 0 is perfect at 26,000 episodes.
     done = run_train("--seed", "0", "--games", "10", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    assert "perfect play reached at 34,000 episodes" in done.stdout
+    assert "perfect play reached at 26,000 episodes" in done.stdout
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's virtual file systems")
@@ -263,8 +302,37 @@ def test_train_on_another_board_names_it_and_refuses_unsolvable_ones(tmp_path):
         parse_args(["--board", "4x4x5", "--out", str(tmp_path)])
 
 
-def test_q_on_a_16_cell_board_evaluates_every_100000_episodes_by_default(tmp_path):
+def test_on_13_to_16_cells_evaluations_come_every_100000_episodes_or_timesteps(tmp_path):
     from train import parse_args
 
     assert parse_args(["--board", "4x4x3", "--out", str(tmp_path)]).eval_every == 100_000
+    assert parse_args(["--algo", "dqn", "--board", "4x4x3",
+                       "--out", str(tmp_path)]).eval_every == 100_000
     assert parse_args(["--out", str(tmp_path)]).eval_every == 1000
+    assert parse_args(["--algo", "dqn", "--out", str(tmp_path)]).eval_every == 10_000
+
+
+@pytest.mark.parametrize(("algo", "budget", "clock"),
+                         [("q", ["--episodes", "200"], "episodes"),
+                          ("dqn", ["--timesteps", "256", "--n-envs", "2"], "timesteps")])
+def test_evaluations_on_boards_over_12_cells_are_announced(tmp_path, algo, budget, clock):
+    """There one takes seconds, and the progress bar stands still meanwhile: a line says why."""
+    every = "100" if algo == "q" else "128"
+    done = run_train("--algo", algo, "--board", "1x13x4", *budget, "--eval-every", every,
+                     "--games", "5", "--seed", "3", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    first = lines.index(f"exact evaluation at {int(every):,} {clock} (1x13x4)…")
+    assert lines[first + 1].startswith("  optimal-move rate ")
+    assert "best response: as X" in lines[first + 1]
+
+
+def test_the_announcer_writes_above_the_progress_bar_on_big_boards_only(tmp_path):
+    from tqdm import tqdm
+
+    from train import announcer, parse_args
+
+    assert announcer(parse_args(["--out", str(tmp_path)])) is None
+    assert announcer(parse_args(["--board", "1x13x4", "--out", str(tmp_path)])) == tqdm.write
+    plain = announcer(parse_args(["--board", "1x13x4", "--no-progress", "--out", str(tmp_path)]))
+    assert plain.func is print
