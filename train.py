@@ -32,7 +32,13 @@ from gym_tictactoe.evaluation import RESULT_SCORES
 from gym_tictactoe.extras import MissingExtra, require
 from gym_tictactoe.files import atomic_path
 from gym_tictactoe.opponents import parse_opponent
-from gym_tictactoe.report import evaluating_message, format_summary, summarize
+from gym_tictactoe.report import (
+    checkpoint_message,
+    checkpoint_result,
+    evaluating_message,
+    format_summary,
+    summarize,
+)
 
 ALGOS = ("q", "maskable-ppo", "ppo", "dqn")
 EPISODES, TIMESTEPS = 200_000, 300_000  # SB3: benchmarks/training.py's budget
@@ -233,12 +239,11 @@ def train_q(args: argparse.Namespace) -> Trained:
 
     def on_eval(agent: QLearningAgent, episodes: int) -> bool:
         if say is not None:
-            say(f"exact evaluation at {episodes:,} episodes ({args.board.name})…")
+            say(checkpoint_message(episodes, "episodes", args.board))
         curve.append(_curve_entry(evaluate(agent), episodes=episodes,
                                   seconds=time.perf_counter() - start))
         if say is not None:
-            say(f"  optimal-move rate {curve[-1]['rate']:.2%}, best response: as X "
-                f"{curve[-1]['X']}, as O {curve[-1]['O']}")
+            say(checkpoint_result(curve[-1]))
         return curve[-1]["perfect"]
 
     settings = {"episodes": args.episodes, "env_options": options,

@@ -46,6 +46,7 @@ from agents.sb3_vec import TicTacToeSB3VecEnv
 from gym_tictactoe import evaluation, game
 from gym_tictactoe.env import TicTacToeEnv
 from gym_tictactoe.opponents import Opponent, parse_opponent
+from gym_tictactoe.report import checkpoint_message, checkpoint_result
 from gym_tictactoe.seeding import check_seed
 from gym_tictactoe.wrappers import OneHotObservation
 
@@ -245,8 +246,7 @@ class ExactEvalCallback(BaseCallback):
         """Evaluate now; False when training should stop."""
         policy = ModelPolicy(self.model, self.algo, self.rules, self.canonical)
         if self.announce is not None:
-            self.announce(f"exact evaluation at {self.num_timesteps:,} timesteps "
-                          f"({self.rules.name})…")
+            self.announce(checkpoint_message(self.num_timesteps, "timesteps", self.rules))
         self.report = report = evaluation.evaluate(policy)
         entry = {
             "timesteps": int(self.num_timesteps),
@@ -270,8 +270,7 @@ class ExactEvalCallback(BaseCallback):
             self.logger.record(f"exact/best_response_{seat}", evaluation.RESULT_SCORES[entry[seat]])
         self.logger.record("exact/perfect", int(entry["perfect"]))
         if self.announce is not None:
-            self.announce(f"  optimal-move rate {entry['rate']:.2%}, best response: as X "
-                          f"{entry['X']}, as O {entry['O']}")
+            self.announce(checkpoint_result(entry))
 
 
 def train(

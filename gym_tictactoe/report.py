@@ -31,6 +31,17 @@ def evaluating_message(games: int, rules: game.Rules = game.TICTACTOE) -> str:
             f"in all {positions:,} positions of the {rules.name} board…")
 
 
+def checkpoint_message(count: int, clock: str, rules: game.Rules) -> str:
+    """A line before an exact evaluation during training (``clock``: episodes or timesteps)."""
+    return f"exact evaluation at {count:,} {clock} ({rules.name})…"
+
+
+def checkpoint_result(entry: dict[str, Any]) -> str:
+    """A line after it: a learning-curve entry's rate and best-response results."""
+    return (f"  optimal-move rate {entry['rate']:.2%}, best response: as X {entry['X']}, "
+            f"as O {entry['O']}")
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     """A results table a person can read."""
     lines = [f"{'opponent':<12}{'seat':<6}{'wins':>6}{'draws':>7}{'losses':>8}{'illegal':>9}"]
