@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from gym_tictactoe.arguments import probability
+
 DEFAULT_OUT = Path("benchmarks/results/q_boards.json")
 
 
@@ -40,7 +42,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--start", choices=("empty", "random"), default="random",
                         help="where episodes begin (default: random, as in train.py)")
-    parser.add_argument("--start-probability", type=float, default=None,
+    parser.add_argument("--start-probability", type=probability, default=None,
                         help="share of random starts (default: train.py's)")
     parser.add_argument("--speed-episodes", type=int, default=20_000,
                         help="episodes per speed measurement (0: skip)")

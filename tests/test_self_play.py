@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -152,3 +156,30 @@ def test_envs_holding_the_pool_opponent_see_each_refresh_at_once():
     obs, _ = vec.reset(seed=1)
     assert (obs[:, 0] == 2).all() and (obs != 0).sum() == 32  # X (the pool) opened in cell 0
     assert single.reset(seed=1)[0].tolist() == [2] + [0] * 8
+
+
+def _benchmark():
+    """benchmarks/self_play.py as a module."""
+    spec = importlib.util.spec_from_file_location(
+        "self_play_benchmark", Path(__file__).parents[1] / "benchmarks" / "self_play.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def test_the_benchmark_runs_train_py_and_keeps_earlier_rows(tmp_path, monkeypatch):
+    bench = _benchmark()
+    assert bench.RUNS["q-3x3-empty"] == [*bench.RUNS["q-3x3"], "--start", "empty"]
+    monkeypatch.setitem(bench.RUNS, "tiny", ["--algo", "q", "--episodes", "2000",
+                                             "--eval-every", "1000"])
+    row = bench.run("tiny", 3, tmp_path)
+    assert row["clock"] == "episodes" and row["trained"] == 2000 and row["seed"] == 3
+    assert row["command"].startswith("train.py --algo q --episodes 2000")
+    assert f"--out {tmp_path}" in row["command"]  # outside the repository: the whole path
+    summary = tmp_path / "summary.json"
+    bench.write_summary(summary, "first", [row, {**row, "seed": 4}])
+    bench.write_summary(summary, "second", [{**row, "best_rate": 0.5}])
+    written = json.loads(summary.read_text())
+    assert written["commands"] == ["first", "second"]
+    assert [(r["seed"], r["best_rate"]) for r in written["runs"]] == [(4, row["best_rate"]),
+                                                                     (3, 0.5)]
