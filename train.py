@@ -25,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from agents import EXPLORING_STARTS
+from agents import EXPLORING_STARTS, start_options
 from gym_tictactoe import game
 from gym_tictactoe.arguments import board_arg, opponent_spec, positive_int, probability, seed_arg
 from gym_tictactoe.evaluation import RESULT_SCORES
@@ -329,13 +329,10 @@ def env_options(args: argparse.Namespace, defaults: dict[str, Any]) -> dict[str,
     """The training envs' options: ``defaults`` (``agents.EXPLORING_STARTS``, or for SB3
     ``agents.sb3.ENV_OPTIONS``, which adds ``canonical``) overridden by --start,
     --start-probability and (SB3) --canonical / --no-canonical."""
-    options = {"start": args.start or defaults.get("start", "empty")}
+    options = start_options(args.start, args.start_probability, defaults)
     if "canonical" in defaults:
         options = {"canonical": defaults["canonical"] if args.canonical is None
                    else args.canonical, **options}
-    if options["start"] == "random":
-        options["start_probability"] = (args.start_probability if args.start_probability
-                                        is not None else defaults.get("start_probability", 1.0))
     return options
 
 

@@ -11,3 +11,16 @@
 # on 3x3 against its curriculum the same either way (median 31.5k and 30.5k episodes, 20 seeds).
 # A quarter still starts empty: with every episode started at random MaskablePPO kept losing as O.
 EXPLORING_STARTS = {"start": "random", "start_probability": 0.75}
+
+
+def start_options(start: str | None = None, probability: float | None = None,
+                  defaults: dict | None = None) -> dict:
+    """The env's ``start`` (and ``start_probability``) for a --start / --start-probability
+    pair, either of which may be None for ``defaults`` (``EXPLORING_STARTS``; a default without
+    ``start`` means the empty board, one without a probability means every episode)."""
+    defaults = EXPLORING_STARTS if defaults is None else defaults
+    options = {"start": start or defaults.get("start", "empty")}
+    if options["start"] == "random":
+        options["start_probability"] = (probability if probability is not None
+                                        else defaults.get("start_probability", 1.0))
+    return options

@@ -51,16 +51,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def start_options(start: str, probability: float | None) -> dict[str, Any]:
-    """The env's exploring-start arguments, as train.py's --start and --start-probability."""
-    from agents import EXPLORING_STARTS
-
-    if start == "empty":
-        return {"start": "empty"}
-    return {**EXPLORING_STARTS,
-            **({} if probability is None else {"start_probability": probability})}
-
-
 def make(size: tuple[int, int, int], seed: int, options: dict[str, Any] | None = None):
     from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
     from gym_tictactoe.env import TicTacToeEnv
@@ -176,6 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gym_tictactoe.game import parse_board
 
     if args.one:
+        from agents import start_options  # train.py's rule for --start, --start-probability
+
         options = start_options(args.start, args.start_probability)
         print(json.dumps(run_board(parse_board(args.one), args.episodes, args.evals, args.seed,
                                    options)))
