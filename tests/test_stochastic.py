@@ -279,3 +279,30 @@ def test_the_uniform_policy_plays_legal_random_moves():
         if done:
             obs, info = env.reset()
     assert moves == set(range(9))
+
+
+@pytest.mark.parametrize("policy", [HashedPolicy(batch=False), Epsilon(), UniformPolicy()],
+                         ids=["hashed", "epsilon", "uniform"])
+def test_reached_only_gives_the_same_measures(policy):
+    full = evaluation.best_response(policy)
+    assert evaluation.best_response(policy, reached_only=True) == full
+    assert evaluation.exploitability(policy, reached_only=True) == evaluation.exploitability(
+        policy)
+
+
+def test_reached_only_asks_only_where_the_policy_can_be():
+    """A policy that never plays some legal cells is not asked about what follows them."""
+    asked = []
+    hashed = HashedPolicy(batch=False)
+
+    class Counting:
+        def action_probabilities(self, obs, mask):
+            asked.append(bytes(obs))
+            return hashed.action_probabilities(obs, mask)
+
+    evaluation.best_response(Counting(), reached_only=True)
+    every = len(asked)
+    assert every == len(set(asked)) < 4520  # each position once, fewer than all
+    asked.clear()
+    evaluation.best_response(Counting())
+    assert len(set(asked)) == 4520
