@@ -84,19 +84,30 @@ def board_of(policy: Any = None, rows: int | None = None, cols: int | None = Non
                       3 if win_length is None else win_length)
 
 
-@cache
 def _positions(rules: Rules = game.TICTACTOE) -> tuple[npt.NDArray, ...]:
     """Codes with a move to make (4,520 on 3x3) by layer, their observations for the side to
-    move, their masks."""
+    move (read-only), and new masks."""
+    codes, observations = _boards(rules)
+    return codes, observations, (observations == game.EMPTY).astype(np.int8)
+
+
+@cache
+def _boards(rules: Rules) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int8]]:
+    """``_positions`` but the masks, filled a layer at a time: on 4x4 they take 230 MB, and
+    concatenating per-layer parts would hold them twice."""
     rules.check_solvable("exact evaluation over every position")
-    parts: list[tuple[npt.NDArray, ...]] = []
-    for layer in rules.positions:
-        codes = layer.codes[~layer.terminal]
-        parts.append((codes, *exact.views(rules, codes, layer.mark)))
-    arrays = tuple(np.concatenate(column) for column in zip(*parts, strict=True))
-    for array in arrays:
+    layers = [(layer.codes[~layer.terminal], layer.mark) for layer in rules.positions]
+    n = sum(codes.size for codes, _ in layers)
+    codes, observations = (np.empty(n, dtype=np.int64),
+                           np.empty((n, rules.n_cells), dtype=np.int8))
+    start = 0
+    for part, mark in layers:
+        codes[start : start + part.size] = part
+        observations[start : start + part.size] = exact.views(rules, part, mark)[0]
+        start += part.size
+    for array in (codes, observations):
         array.setflags(write=False)
-    return arrays
+    return codes, observations
 
 
 def policy_moves(policy: Policy, *, rows: int | None = None, cols: int | None = None,
@@ -111,7 +122,7 @@ def policy_moves(policy: Policy, *, rows: int | None = None, cols: int | None = 
     """
     rules = board_of(policy, rows, cols, win_length)
     codes, observations, masks = _positions(rules)
-    cells = exact.moves_of(policy, observations, masks, rules)
+    cells = exact.moves_of(policy, observations.copy(), masks, rules)
     # int16 beyond tabled boards: 3**16 entries of int64 would take 344 MB.
     moves = np.full(rules.n_codes, NO_MOVE, dtype=np.int64 if rules.tabled else np.int16)
     moves[codes] = cells

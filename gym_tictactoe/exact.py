@@ -16,6 +16,8 @@ so that the smallest key is the fastest loss (result index 0 loss, 1 draw, 2 win
 With ``reached_only`` the policy is asked only where it is to move on some game against it (a
 forward pass first, following its support and every opponent reply): for a search player too
 costly to ask at every position. The backward pass then reads its answers back.
+
+:func:`move_rate`, beside it: how often a moves table keeps the solved game value.
 """
 
 from __future__ import annotations
@@ -70,12 +72,13 @@ class SeatResponse:
 
 def moves_of(policy: Any, observations: npt.NDArray[np.int8], masks: npt.NDArray[np.int8],
              rules: Rules) -> npt.NDArray[np.int64]:
-    """The policy's move at each relative board: ``act_batch`` once when the policy has it,
-    else the policy once per board, each call with its own copies of the arrays. An output that
-    names no cell is ``NOT_A_CELL``; an occupied cell is kept (a forfeit, counted as illegal)."""
+    """The policy's move at each relative board: ``act_batch`` once when the policy has it
+    (the arrays are then the policy's: pass new ones), else the policy once per board, each
+    call with its own copies. An output that names no cell is ``NOT_A_CELL``; an occupied cell
+    is kept (a forfeit, counted as illegal)."""
     act_batch = getattr(policy, "act_batch", None)
     if callable(act_batch):
-        return _batch_cells(act_batch(observations.copy(), masks.copy()), len(masks), rules)
+        return _batch_cells(act_batch(observations, masks), len(masks), rules)
     cells = [as_cell(policy(obs.copy(), mask.copy()), rules.n_cells)  # the env's own rule
              for obs, mask in zip(observations, masks, strict=True)]
     return np.array([NOT_A_CELL if cell is None else cell for cell in cells], dtype=np.int64)
@@ -163,11 +166,12 @@ class _Walk:
 
     def __init__(self, rules: Rules, stochastic: bool) -> None:
         self.rules, self.span = rules, span(rules)
-        self.no_key = len(RESULTS) * self.span  # above every key, and +1 still fits int32
+        self.no_key = len(RESULTS) * self.span  # above every key
         n = rules.reachable.size
         self.index = np.zeros(rules.n_codes, dtype=np.int32)
         self.index[rules.reachable] = np.arange(n, dtype=np.int32)
-        self.keys = {me: np.zeros(n, dtype=np.int32) for me in _MARKS}
+        # int8 keys: at most 3 * 17 + 1 on 16 cells (``no_key`` + 1), 10 MB a seat on 4x4.
+        self.keys = {me: np.zeros(n, dtype=np.int8) for me in _MARKS}
         self.values = {me: np.zeros(n) for me in _MARKS} if stochastic else None
         sizes = [layer.codes.size for layer in rules.positions]
         self.offsets = np.cumsum([0, *sizes[:-1]])
