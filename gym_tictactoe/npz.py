@@ -9,6 +9,8 @@ unpickling) are refused. Used by the Q-table files (``agents.q_files``) and the 
 
 from __future__ import annotations
 
+import io
+import tokenize
 import zipfile
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -46,6 +48,10 @@ def read_entry(archive: zipfile.ZipFile, key: str, entry: Entry, bad: Bad) -> np
     if info.file_size > entry.max_bytes:
         raise bad(f"entry {key!r} holds {info.file_size:,} bytes, more than the "
                   f"{entry.max_bytes:,} it can need")
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        # zipfile inflates bzip2 and lzma data without bound, whatever we ask it to read
+        raise bad(f"entry {key!r} is compressed with method {info.compress_type}; numpy "
+                  "writes stored or deflated entries")
     with archive.open(info) as member:
         shape, fortran, dtype = _header(member, key, bad)
         if dtype.hasobject:
@@ -53,7 +59,7 @@ def read_entry(archive: zipfile.ZipFile, key: str, entry: Entry, bad: Bad) -> np
         if (dtype.kind != entry.kind or shape != entry.shape
                 or (entry.itemsize is not None and dtype.itemsize != entry.itemsize)):
             raise bad(f"{key!r} must be {describe(entry)} of shape {entry.shape}, found "
-                      f"{dtype} {shape}")
+                      f"{_short(dtype)} {_short(shape)}")
         size = dtype.itemsize * int(np.prod(shape))
         data = member.read(size)
     if len(data) != size:
@@ -63,12 +69,31 @@ def read_entry(archive: zipfile.ZipFile, key: str, entry: Entry, bad: Bad) -> np
 
 
 def _header(member: Any, key: str, bad: Bad) -> tuple[tuple[int, ...], bool, np.dtype]:
-    """Shape, Fortran order and dtype from an .npy header, read without its data."""
+    """Shape, Fortran order and dtype from an .npy header, read without its data. The header's
+    length is checked first: numpy's own refusal of a long one is three lines of advice."""
     try:
         version = np.lib.format.read_magic(member)
-        if version not in ((1, 0), (2, 0)):
-            raise ValueError(f"format version {version}")
-        read_header = getattr(np.lib.format, f"read_array_header_{version[0]}_0")
-        return read_header(member, max_header_size=HEADER_BYTES)
     except ValueError as error:
-        raise bad(f"entry {key!r} has no valid .npy header ({error})") from None
+        raise bad(f"entry {key!r} is not an .npy array ({_short(error)})") from None
+    if version not in ((1, 0), (2, 0)):
+        raise bad(f"entry {key!r} is .npy format version {version[0]}.{version[1]}; numpy "
+                  "writes ours in versions 1.0 and 2.0")
+    width = 2 if version == (1, 0) else 4
+    length = member.read(width)
+    header_bytes = int.from_bytes(length, "little")
+    if header_bytes > HEADER_BYTES:
+        raise bad(f"entry {key!r} has an .npy header of {header_bytes:,} bytes, more than "
+                  f"the {HEADER_BYTES:,} an array of ours takes")
+    read_header = getattr(np.lib.format, f"read_array_header_{version[0]}_0")
+    try:
+        text = io.BytesIO(length + member.read(header_bytes))
+        return read_header(text, max_header_size=HEADER_BYTES)
+    except (ValueError, TypeError, SyntaxError, RecursionError, tokenize.TokenError) as error:
+        raise bad(f"entry {key!r} has no valid .npy header ({_short(error)})") from None
+
+
+def _short(thing: object, limit: int = 120) -> str:
+    """``thing`` as one line of at most ``limit`` characters: errors quote what they found,
+    which a hostile file makes as long as it likes."""
+    text = " ".join(str(thing).split())
+    return text if len(text) <= limit else f"{text[:limit - 3]}..."
