@@ -28,7 +28,7 @@ import numpy as np
 
 from gym_tictactoe import files
 from gym_tictactoe.game import Rules
-from gym_tictactoe.npz import Entry, array_entry, read_entry
+from gym_tictactoe.npz import Entry, array_entry, check_directory, read_entry, short
 
 ENV_VAR = "GYM_TICTACTOE_CACHE"
 FORMAT = "gym-tictactoe solution v1"
@@ -109,10 +109,13 @@ def _read(path: Path, rules: Rules) -> tuple[np.ndarray, np.ndarray]:
     most = sum(entry.max_bytes for entry in entries.values()) + _ZIP_BYTES
     with files.open_regular(path, "cache file", most) as file:
         try:
+            check_directory(file, len(entries), lambda problem: ValueError(
+                f"not a readable .npz: {problem}"))
             with zipfile.ZipFile(file) as archive:
                 names = archive.namelist()
-                if sorted(names) != sorted(f"{key}.npy" for key in entries):
-                    raise ValueError(f"unexpected entries {sorted(names)[:4]}")
+                expected = [f"{key}.npy" for key in entries]
+                if sorted(names) != sorted(expected):
+                    raise ValueError(f"its entries are {short(names)}, not {expected}")
                 header = read_entry(archive, "header", entries.pop("header"), ValueError)
                 if header.tolist()[:2] != [FORMAT, rules.name]:  # first: the clearest reason
                     raise ValueError(f"it is not a {FORMAT} file for the {rules.name} board")

@@ -3,22 +3,28 @@
 ``np.load`` allocates whatever an ``.npy`` header declares before reading a byte of data, so a
 small file can ask for terabytes. Here each member's size in the zip and its header (dtype,
 shape) are checked against what the caller expects first; object arrays (which would need
-unpickling) are refused. Used by the Q-table files (``agents.q_files``) and the solution cache
-(``gym_tictactoe.cache``); ``bad(problem)`` builds the caller's own error.
+unpickling), headers longer than ours and compression that ``zipfile`` inflates without bound
+(bzip2, lzma) are refused, each with one line; :func:`check_directory` bounds the zip's
+directory before ``zipfile`` reads it. Used by the Q-table files (``agents.q_files``) and the
+solution cache (``gym_tictactoe.cache``); ``bad(problem)`` builds the caller's own error.
 """
 
 from __future__ import annotations
 
 import io
+import os
+import struct
 import tokenize
 import zipfile
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 HEADER_BYTES = 4096  # an .npy header is a few hundred bytes; far more is not ours
+DIRECTORY_ENTRY_BYTES = 1024  # a zip directory entry of ours: about 100 bytes with zip64 fields
+_END = struct.Struct("<4s4H2LH")  # a zip's end-of-central-directory record
 Bad = Callable[[str], Exception]
 
 
@@ -42,6 +48,21 @@ def describe(entry: Entry) -> str:
     return "a string" if entry.kind == "U" else np.dtype(f"{entry.kind}{entry.itemsize}").name
 
 
+def check_directory(file: BinaryIO, members: int, bad: Bad) -> None:
+    """Refuse a zip whose directory is not that of ``members`` arrays, before ``zipfile`` reads
+    it: zipfile keeps an object per entry, so a directory of many tiny entries costs several
+    times the file's size. numpy's files end with a plain record, without a comment."""
+    if file.seek(0, os.SEEK_END) < _END.size:
+        raise bad("it is too short to be a zip archive")
+    file.seek(-_END.size, os.SEEK_END)
+    signature, _, _, here, total, size, _, comment = _END.unpack(file.read(_END.size))
+    file.seek(0)
+    if signature != b"PK\x05\x06" or comment:
+        raise bad("it does not end with a plain zip directory record")
+    if here != members or total != members or size > members * DIRECTORY_ENTRY_BYTES:
+        raise bad(f"its zip directory lists {total} entries in {size:,} bytes, not {members}")
+
+
 def read_entry(archive: zipfile.ZipFile, key: str, entry: Entry, bad: Bad) -> npt.NDArray:
     """The array ``key.npy`` of ``archive``, after its size and .npy header match ``entry``."""
     info = archive.getinfo(f"{key}.npy")
@@ -59,7 +80,7 @@ def read_entry(archive: zipfile.ZipFile, key: str, entry: Entry, bad: Bad) -> np
         if (dtype.kind != entry.kind or shape != entry.shape
                 or (entry.itemsize is not None and dtype.itemsize != entry.itemsize)):
             raise bad(f"{key!r} must be {describe(entry)} of shape {entry.shape}, found "
-                      f"{_short(dtype)} {_short(shape)}")
+                      f"{short(dtype)} {short(shape)}")
         size = dtype.itemsize * int(np.prod(shape))
         data = member.read(size)
     if len(data) != size:
@@ -74,7 +95,7 @@ def _header(member: Any, key: str, bad: Bad) -> tuple[tuple[int, ...], bool, np.
     try:
         version = np.lib.format.read_magic(member)
     except ValueError as error:
-        raise bad(f"entry {key!r} is not an .npy array ({_short(error)})") from None
+        raise bad(f"entry {key!r} is not an .npy array ({short(error)})") from None
     if version not in ((1, 0), (2, 0)):
         raise bad(f"entry {key!r} is .npy format version {version[0]}.{version[1]}; numpy "
                   "writes ours in versions 1.0 and 2.0")
@@ -89,10 +110,10 @@ def _header(member: Any, key: str, bad: Bad) -> tuple[tuple[int, ...], bool, np.
         text = io.BytesIO(length + member.read(header_bytes))
         return read_header(text, max_header_size=HEADER_BYTES)
     except (ValueError, TypeError, SyntaxError, RecursionError, tokenize.TokenError) as error:
-        raise bad(f"entry {key!r} has no valid .npy header ({_short(error)})") from None
+        raise bad(f"entry {key!r} has no valid .npy header ({short(error)})") from None
 
 
-def _short(thing: object, limit: int = 120) -> str:
+def short(thing: object, limit: int = 120) -> str:
     """``thing`` as one line of at most ``limit`` characters: errors quote what they found,
     which a hostile file makes as long as it likes."""
     text = " ".join(str(thing).split())
