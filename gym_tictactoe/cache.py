@@ -123,7 +123,8 @@ def _read(path: Path, rules: Rules) -> tuple[np.ndarray, np.ndarray]:
                                  for key, entry in entries.items())
         except (OSError, EOFError, KeyError, RuntimeError, NotImplementedError, zlib.error,
                 zipfile.BadZipFile) as error:  # a damaged, encrypted or odd zip
-            raise ValueError(f"not a readable .npz ({type(error).__name__}: {error})") from None
+            problem = f"{type(error).__name__}: {short(error)}"
+            raise ValueError(f"not a readable .npz ({problem})") from None
     if _digest(score, packed) != header[2]:
         raise ValueError("its checksum does not match its contents")
     return score, np.unpackbits(packed, count=rules.n_codes).view(bool)
