@@ -11,10 +11,10 @@ solution cache (``gym_tictactoe.cache``); ``bad(problem)`` builds the caller's o
 
 from __future__ import annotations
 
+import ast
 import io
 import os
 import struct
-import tokenize
 import zipfile
 from collections.abc import Callable
 from typing import Any, BinaryIO, NamedTuple
@@ -105,11 +105,13 @@ def _header(member: Any, key: str, bad: Bad) -> tuple[tuple[int, ...], bool, np.
     if header_bytes > HEADER_BYTES:
         raise bad(f"entry {key!r} has an .npy header of {header_bytes:,} bytes, more than "
                   f"the {HEADER_BYTES:,} an array of ours takes")
+    text = member.read(header_bytes)
     read_header = getattr(np.lib.format, f"read_array_header_{version[0]}_0")
     try:
-        text = io.BytesIO(length + member.read(header_bytes))
-        return read_header(text, max_header_size=HEADER_BYTES)
-    except (ValueError, TypeError, SyntaxError, RecursionError, tokenize.TokenError) as error:
+        # numpy retries a header that is no Python literal as Python 2's, with a warning
+        ast.literal_eval(text.decode("latin1"))
+        return read_header(io.BytesIO(length + text), max_header_size=HEADER_BYTES)
+    except (ValueError, TypeError, SyntaxError, RecursionError) as error:
         raise bad(f"entry {key!r} has no valid .npy header ({short(error)})") from None
 
 
