@@ -60,8 +60,7 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
                                     suffix=suffix)
     temp = Path(name)
     try:
-        if fcntl is not None:  # held until we are done: a live writer's file is never removed
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _lock(handle)  # held until we are done: a live writer's file is never removed
         yield temp
         os.chmod(temp, 0o644)  # mkstemp makes it private; what we save is ordinary data
         replaceable(path, target)  # again: what is there may have changed while we wrote
@@ -69,6 +68,12 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
     finally:
         os.close(handle)
         temp.unlink(missing_ok=True)
+
+
+def _lock(handle: int) -> None:
+    if fcntl is not None:
+        with suppress(OSError):  # a file system without locks: the process id alone tells
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
 def replaceable(path: str | os.PathLike, target: Path | None = None) -> Path:
@@ -110,7 +115,7 @@ def kind(mode: int) -> str:
 _KINDS = ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a folder"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISLNK, "a symbolic link that leads nowhere (a loop)"))
+          (stat.S_ISLNK, "a symbolic link (a loop, or one made while we wrote)"))
 
 
 def _named(path: Path, target: Path) -> str:

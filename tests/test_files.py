@@ -216,7 +216,7 @@ def test_a_folder_a_dangling_link_and_a_loop_are_refused(tmp_path, writes_stay_i
     _refused(tmp_path / "dangling", "is a link to .*missing.npz, which does not exist: refusing "
              "to write through it")
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
-    _refused(tmp_path / "loop", "a symbolic link that leads nowhere")
+    _refused(tmp_path / "loop", r"a symbolic link \(a loop")
     assert sorted(os.listdir(tmp_path)) == ["dangling", "loop", "runs"]
 
 
