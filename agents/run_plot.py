@@ -19,11 +19,25 @@ SEAT_STYLES = (("X", "-"), ("O", "--"))
 
 def plot_curve(path: Path, curve: list[dict[str, Any]], clock: str, title: str,
                perfect_results: dict[str, str] | None = None) -> None:
-    """Write the PNG of ``curve`` (entries of ``gym_tictactoe.report.curve_entry`` or
-    ``games_entry``) to ``path``; ``perfect_results``: what perfect play gets per seat, on a
-    solved board. MissingExtra without matplotlib."""
+    """Write the PNG of :func:`figure` to ``path`` atomically. MissingExtra without
+    matplotlib."""
     matplotlib = require("matplotlib", "train", "the learning-curve plot")
     matplotlib.use("Agg")  # files only: CI has no screen
+    import matplotlib.pyplot as plt
+
+    fig = figure(curve, clock, title, perfect_results)
+    try:
+        with atomic_path(path) as temp:
+            fig.savefig(temp, format="png", dpi=100)
+    finally:
+        plt.close(fig)
+
+
+def figure(curve: list[dict[str, Any]], clock: str, title: str,
+           perfect_results: dict[str, str] | None = None) -> Any:
+    """The matplotlib figure of ``curve`` (entries of ``gym_tictactoe.report.curve_entry`` or
+    ``games_entry``); ``perfect_results``: what perfect play gets per seat, on a solved board
+    (default: a draw in each)."""
     import matplotlib.pyplot as plt
 
     if curve and "scores" in curve[0]:
@@ -32,14 +46,10 @@ def plot_curve(path: Path, curve: list[dict[str, Any]], clock: str, title: str,
     else:
         fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(8, 5.5),
                                           gridspec_kw={"height_ratios": [2, 1]})
-        _plot_exact(top, bottom, curve, clock, title, perfect_results or {"X": "draw",
-                                                                          "O": "draw"})
+        _plot_exact(top, bottom, curve, clock, title,
+                    perfect_results or {"X": "draw", "O": "draw"})
     fig.tight_layout()
-    try:
-        with atomic_path(path) as temp:
-            fig.savefig(temp, format="png", dpi=100)
-    finally:
-        plt.close(fig)
+    return fig
 
 
 def _plot_exact(top: Any, bottom: Any, curve: list[dict[str, Any]], clock: str, title: str,
