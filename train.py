@@ -24,6 +24,7 @@ from agents.run_config import (
     POOL,
     REFRESH_EVERY,
     TIMESTEPS,
+    UNSOLVED_OPPONENT,
     RunConfig,
     SelfPlay,
     check_out,
@@ -54,25 +55,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--opponent", type=training_opponent, default=None,
                         help="'self' (self-play) or an opponent spec, e.g. 'minimax' or "
                              "'random+heuristic+minimax*2' "
-                             "(default: the algorithm's curriculum)")
-    self_play = parser.add_argument_group("self-play (--opponent self)")
-    self_play.add_argument("--pool", type=positive_int, default=None,
-                           help=f"snapshots of the agent played against (default: {POOL})")
-    self_play.add_argument("--refresh-every", type=positive_int, default=None,
-                           help="episodes (q) or timesteps (SB3) between snapshots (default: "
-                                f"{REFRESH_EVERY['q']} or {REFRESH_EVERY['sb3']})")
-    self_play.add_argument("--snapshot", action="append", type=Path, default=None,
-                           metavar="MODEL", help="a saved model (train.py's model.npz or "
-                           "model.zip, same board) to start the pool with; repeatable")
-    self_play.add_argument("--mix", type=opponent_spec, default=None,
-                           help="a built-in opponent played in --mix-share of the episodes")
-    self_play.add_argument("--mix-share", type=probability, default=None, metavar="P",
-                           help=f"share of the episodes against --mix (default: {MIX_SHARE})")
+                             "(default: the algorithm's curriculum; past 16 cells "
+                             f"{UNSOLVED_OPPONENT!r})")
+    add_self_play_flags(parser)
     parser.add_argument("--board", type=board_arg, default=game.TICTACTOE, metavar="RxCxK",
                         help="rows x cols x win length, e.g. 4x4x3 or 15x15x5; boards of at "
                         "most 16 cells are evaluated exactly, bigger ones (SB3 only) by seeded "
-                        "games "
-                        "(default: 3x3x3)")
+                        "games (default: 3x3x3)")
     parser.add_argument("--seat", choices=("X", "O", "random"), default="random",
                         help="the agent's mark (default: random, drawn each episode)")
     parser.add_argument("--seed", type=seed_arg, default=0,
@@ -98,6 +87,23 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: ALGO[-BOARD]-seedSEED)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return parser
+
+
+def add_self_play_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags of --opponent self, in their own group of the help."""
+    self_play = parser.add_argument_group("self-play (--opponent self)")
+    self_play.add_argument("--pool", type=positive_int, default=None,
+                           help=f"snapshots of the agent played against (default: {POOL})")
+    self_play.add_argument("--refresh-every", type=positive_int, default=None,
+                           help="episodes (q) or timesteps (SB3) between snapshots (default: "
+                                f"{REFRESH_EVERY['q']} or {REFRESH_EVERY['sb3']})")
+    self_play.add_argument("--snapshot", action="append", type=Path, default=None,
+                           metavar="MODEL", help="a saved model (train.py's model.npz or "
+                           "model.zip, same board) to start the pool with; repeatable")
+    self_play.add_argument("--mix", type=opponent_spec, default=None,
+                           help="a built-in opponent played in --mix-share of the episodes")
+    self_play.add_argument("--mix-share", type=probability, default=None, metavar="P",
+                           help=f"share of the episodes against --mix (default: {MIX_SHARE})")
 
 
 def training_opponent(text: str) -> str:
