@@ -193,15 +193,24 @@ def main(argv: list[str] | None = None) -> int:
         check_extras(config)
         pool = snapshot_pool(config)
         folder = RunFolder.create(config.out, config.name)
-    except (MissingExtra, OSError, ValueError) as error:  # ValueError: a --snapshot file
+    except (MissingExtra, OSError, OutputError, ValueError) as error:
+        # ValueError, FileNotFoundError: a --snapshot file; OSError: an --out where no folder
+        # can be made; OutputError: a full disk there.
         print(f"train.py: error: {error}", file=sys.stderr)
-        return EXIT_MISSING if isinstance(error, MissingExtra) else EXIT_USAGE
+        return exit_code(error)
     try:
         run(config, folder, pool)
-    except OutputError as error:
+    except OutputError as error:  # a failure while training keeps its traceback: a bug
         print(f"train.py: error: {error}", file=sys.stderr)
         return EXIT_OUTPUT
     return 0
+
+
+def exit_code(error: Exception) -> int:
+    """1 for a missing extra, 3 for a full disk, 2 for the rest (the command as given)."""
+    if isinstance(error, MissingExtra):
+        return EXIT_MISSING
+    return EXIT_OUTPUT if isinstance(error, OutputError) else EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ and the next run of the same stem in ``OUT`` removes it once that process is gon
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -28,6 +29,7 @@ from gym_tictactoe.files import _process_exists  # the same liveness probe as fo
 NAME_MAX = 255  # bytes in a folder name on common file systems
 # The temporary folder's name adds ".", ".PID" (up to 7 digits), ".XXXXXXXX" and ".partial".
 STEM_MAX = NAME_MAX - 26
+FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
 class OutputError(Exception):
@@ -72,8 +74,9 @@ class RunFolder:
 
     @classmethod
     def create(cls, out: str | os.PathLike, stem: str) -> RunFolder:
-        """Make ``out`` if missing and the temporary folder in it; OSError as one line naming
-        the folder (a read-only or virtual file system such as /proc, a full disk)."""
+        """Make ``out`` if missing and the temporary folder in it. An OSError as one line naming
+        the folder (a read-only or virtual file system such as /proc); an OutputError for a full
+        disk or quota."""
         out, stem = Path(out), check_stem(stem)
         made_out = not out.exists()
         try:
@@ -85,8 +88,10 @@ class RunFolder:
             if made_out:
                 with contextlib.suppress(OSError):
                     out.rmdir()
-            raise OSError(f"cannot create a run folder in {out}: "
-                          f"{error.strerror or error}") from None
+            # A full disk is no usage error: the same exit as a full disk at the end.
+            kind = OutputError if error.errno in FULL else OSError
+            raise kind(f"cannot create a run folder in {out}: "
+                       f"{error.strerror or error}") from None
         return cls(out, stem, temp, made_out)
 
     def file(self, name: str) -> Path:

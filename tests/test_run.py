@@ -83,6 +83,15 @@ def test_a_full_disk_is_one_line_exit_3_and_leaves_nothing(tmp_path, monkeypatch
     assert not out.exists()  # the run made it: nothing of it is left
 
 
+def test_a_full_disk_before_training_is_exit_3_too(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr("agents.run_folder.tempfile.mkdtemp", _no_space)
+    out = tmp_path / "runs"
+    assert train_main("--out", str(out)) == 3
+    assert capsys.readouterr().err.splitlines() == [
+        f"train.py: error: cannot create a run folder in {out}: No space left on device"]
+    assert not out.exists()
+
+
 def test_any_failure_writing_the_plot_leaves_no_partial_folder(tmp_path, monkeypatch):
     import matplotlib.figure
 
