@@ -54,9 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"Q-learning budget in episodes (default: {EPISODES})")
     parser.add_argument("--opponent", type=training_opponent, default=None,
                         help="'self' (self-play) or an opponent spec, e.g. 'minimax' or "
-                             "'random+heuristic+minimax*2' "
-                             "(default: the algorithm's curriculum; past 16 cells "
-                             f"{UNSOLVED_OPPONENT!r})")
+                             "'random+heuristic+minimax*2' (default: the algorithm's "
+                             f"curriculum; past 16 cells {UNSOLVED_OPPONENT!r})")
     add_self_play_flags(parser)
     parser.add_argument("--board", type=board_arg, default=game.TICTACTOE, metavar="RxCxK",
                         help="rows x cols x win length, e.g. 4x4x3 or 15x15x5; boards of at "

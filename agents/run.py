@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import platform
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -242,8 +243,6 @@ def _run(config: RunConfig, folder: RunFolder, pool: Any) -> Path:
 def _plot(config: RunConfig, folder: RunFolder, curve: list[dict[str, Any]],
           perfect_results: dict[str, str] | None) -> bool:
     """The learning curve's PNG, or a one-line warning when matplotlib is missing."""
-    import sys
-
     from agents.run_plot import plot_curve
 
     try:
