@@ -41,13 +41,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from functools import cache
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe import exact, game, solver, stochastic
+from gym_tictactoe import answers, exact, game, solver, stochastic
 from gym_tictactoe.env import TicTacToeEnv
 from gym_tictactoe.exact import (
     MAX_BLUNDERS,
@@ -87,27 +86,8 @@ def board_of(policy: Any = None, rows: int | None = None, cols: int | None = Non
 def _positions(rules: Rules = game.TICTACTOE) -> tuple[npt.NDArray, ...]:
     """Codes with a move to make (4,520 on 3x3) by layer, their observations for the side to
     move (read-only), and new masks."""
-    codes, observations = _boards(rules)
+    codes, observations = answers.boards(rules)
     return codes, observations, (observations == game.EMPTY).astype(np.int8)
-
-
-@cache
-def _boards(rules: Rules) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int8]]:
-    """``_positions`` but the masks, filled a layer at a time: on 4x4 they take 230 MB, and
-    concatenating per-layer parts would hold them twice."""
-    rules.check_solvable("exact evaluation over every position")
-    layers = [(layer.codes[~layer.terminal], layer.mark) for layer in rules.positions]
-    n = sum(codes.size for codes, _ in layers)
-    codes, observations = (np.empty(n, dtype=np.int64),
-                           np.empty((n, rules.n_cells), dtype=np.int8))
-    start = 0
-    for part, mark in layers:
-        codes[start : start + part.size] = part
-        observations[start : start + part.size] = exact.views(rules, part, mark)[0]
-        start += part.size
-    for array in (codes, observations):
-        array.setflags(write=False)
-    return codes, observations
 
 
 def policy_moves(policy: Policy, *, rows: int | None = None, cols: int | None = None,
@@ -122,7 +102,7 @@ def policy_moves(policy: Policy, *, rows: int | None = None, cols: int | None = 
     """
     rules = board_of(policy, rows, cols, win_length)
     codes, observations, masks = _positions(rules)
-    cells = exact.moves_of(policy, observations.copy(), masks, rules)
+    cells = answers.moves_of(policy, observations.copy(), masks, rules)
     # int16 beyond tabled boards: 3**16 entries of int64 would take 344 MB.
     moves = np.full(rules.n_codes, NO_MOVE, dtype=np.int64 if rules.tabled else np.int16)
     moves[codes] = cells
@@ -236,11 +216,11 @@ def best_response(
     rules = board_of(policy, rows, cols, win_length)
     stochastic_policy = _stochastic(policy, moves, probabilities)
     if stochastic_policy:
-        ask = exact.probability_ask(policy, rules)
+        ask = answers.probability_ask(policy, rules)
     elif moves is None and reached_only:
-        ask = exact.move_ask(policy, rules)
+        ask = answers.move_ask(policy, rules)
     else:
-        ask = exact.table_ask(_moves_table(policy, moves, rules))
+        ask = answers.table_ask(_moves_table(policy, moves, rules))
     return exact.best_responses(rules, ask, stochastic=stochastic_policy,
                                 reached_only=bool(reached_only))
 
@@ -381,13 +361,13 @@ class SolverPolicy:
 
     def act_batch(self, observations: npt.NDArray[np.int8],
                   masks: npt.NDArray[np.int8]) -> npt.NDArray[np.int64]:
-        boards = _check_boards(self.rules, observations)
+        boards = answers.check_boards(self.rules, observations)
         solution = solver.solve(self.rules)
         moves = np.empty(len(boards), dtype=np.int64)
         # A chunk at a time bounds the (N, cells) temporaries: 4x4's 9.7 million boards at once
         # took 3.2 GB.
         for start in range(0, len(boards), game._CHUNK):
-            codes = _absolute_codes(self.rules, boards[start : start + game._CHUNK])
+            codes = answers.absolute_codes(self.rules, boards[start : start + game._CHUNK])
             best = solution.best_of(codes)
             if not best.any(axis=1).all():
                 raise ValueError("no move to make: a board is finished or not a position")
@@ -398,23 +378,6 @@ class SolverPolicy:
 
     def __repr__(self) -> str:
         return f"SolverPolicy(deterministic={self.deterministic}, board={self.rules.name})"
-
-
-def _check_boards(rules: Rules, observations: Any) -> npt.NDArray:
-    cells = np.asarray(observations)
-    if cells.ndim != 2 or cells.shape[1] != rules.n_cells:
-        raise ValueError(f"observations must be (N, {rules.n_cells}) boards of 0, 1, 2")
-    return cells
-
-
-def _absolute_codes(rules: Rules, observations: Any) -> npt.NDArray[np.int64]:
-    """Codes of relative boards (1 = the side to move, which is O when it has fewer marks)."""
-    cells = _check_boards(rules, observations)
-    if not np.isin(cells, (0, 1, 2)).all():
-        raise ValueError(f"observations must be (N, {rules.n_cells}) boards of 0, 1, 2")
-    cells = cells.astype(np.int64)
-    swap = (cells == 1).sum(axis=1) < (cells == 2).sum(axis=1)
-    return np.where(swap[:, None], game.SWAP[cells], cells) @ rules.pow3
 
 
 def solver_policy(deterministic: bool = True, seed: int | None = 0, **board: int) -> Policy:

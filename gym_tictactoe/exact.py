@@ -22,26 +22,19 @@ costly to ask at every position. The backward pass then reads its answers back.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe import game, solver, stochastic
-from gym_tictactoe.env import as_cell
+from gym_tictactoe import game, solver
+from gym_tictactoe.answers import NOT_A_CELL, Ask
 from gym_tictactoe.game import Rules
 
-NOT_A_CELL = -2  # moves table entry for an output naming no cell: no cell on any board
 RESULTS = ("loss", "draw", "win")  # the policy's result, worst first: index = key // span
 RESULT_SCORES = {"win": 1, "draw": 0, "loss": -1}  # for curves and logs
 _MARKS = (game.X, game.O)
-
-# ask(codes, mark) -> (cells, weights): the policy's answers at unfinished positions ``codes``
-# with ``mark`` to move, as the module docstring says.
-Ask = Callable[[npt.NDArray[np.int64], int], tuple[npt.NDArray[np.int64], Any]]
-
 
 @dataclass(frozen=True)
 class SeatResponse:
@@ -68,59 +61,6 @@ class SeatResponse:
         line = None if self.losing_line is None else list(self.losing_line)
         return {"seat": self.seat, "result": self.result, "losing_line": line,
                 "expected": self.expected}
-
-
-def moves_of(policy: Any, observations: npt.NDArray[np.int8], masks: npt.NDArray[np.int8],
-             rules: Rules) -> npt.NDArray[np.int64]:
-    """The policy's move at each relative board: ``act_batch`` once when the policy has it
-    (the arrays are then the policy's: pass new ones), else the policy once per board, each
-    call with its own copies. An output that names no cell is ``NOT_A_CELL``; an occupied cell
-    is kept (a forfeit, counted as illegal)."""
-    act_batch = getattr(policy, "act_batch", None)
-    if callable(act_batch):
-        return _batch_cells(act_batch(observations, masks), len(masks), rules)
-    cells = [as_cell(policy(obs.copy(), mask.copy()), rules.n_cells)  # the env's own rule
-             for obs, mask in zip(observations, masks, strict=True)]
-    return np.array([NOT_A_CELL if cell is None else cell for cell in cells], dtype=np.int64)
-
-
-def _batch_cells(actions: Any, n: int, rules: Rules) -> npt.NDArray[np.int64]:
-    actions = np.asarray(actions)
-    if actions.shape not in ((n,), (n, 1)):
-        raise ValueError(f"act_batch must return {n} actions; got shape {actions.shape}")
-    if actions.dtype.kind not in "iu":  # floats and bools name no cell, as in env.step
-        return np.full(n, NOT_A_CELL, dtype=np.int64)
-    actions = actions.reshape(n).astype(np.int64)
-    return np.where((actions >= 0) & (actions < rules.n_cells), actions, NOT_A_CELL)
-
-
-def table_ask(moves: npt.NDArray) -> Ask:
-    """Answers from a moves table (``evaluation.policy_moves``): one-hot, sparse."""
-    return lambda codes, mark: (moves[codes].astype(np.int64)[:, None], None)
-
-
-def move_ask(policy: Any, rules: Rules) -> Ask:
-    """Answers of a deterministic policy asked at each batch of positions."""
-    def ask(codes: npt.NDArray[np.int64], mark: int) -> tuple[npt.NDArray, None]:
-        observations, masks = views(rules, codes, mark)
-        return moves_of(policy, observations, masks, rules)[:, None], None
-    return ask
-
-
-def probability_ask(policy: Any, rules: Rules) -> Ask:
-    """Answers of a stochastic policy: its checked probabilities of every cell."""
-    def ask(codes: npt.NDArray[np.int64], mark: int) -> tuple[npt.NDArray, npt.NDArray]:
-        probs = stochastic.probabilities_of(policy, *views(rules, codes, mark))
-        return np.broadcast_to(np.arange(rules.n_cells), probs.shape), probs
-    return ask
-
-
-def views(rules: Rules, codes: npt.NDArray[np.int64],
-          mark: int) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8]]:
-    """The relative boards (1 = the side to move, ``mark``) of ``codes``, and their masks."""
-    cells = rules.cells_of(codes)
-    observations = game.SWAP[cells] if mark == game.O else cells
-    return observations, (cells == game.EMPTY).astype(np.int8)
 
 
 def span(rules: Rules) -> int:

@@ -7,7 +7,7 @@ from functools import cache
 import numpy as np
 import pytest
 
-from gym_tictactoe import evaluation, game, solver
+from gym_tictactoe import answers, evaluation, game, solver
 from gym_tictactoe.env import TicTacToeEnv
 from gym_tictactoe.evaluation import UniformPolicy
 
@@ -107,7 +107,7 @@ class BestMoves:
     """The solver's best moves with equal probability: stochastic and perfect."""
 
     def action_probabilities_batch(self, observations, masks):
-        codes = evaluation._absolute_codes(game.TICTACTOE, observations)
+        codes = answers.absolute_codes(game.TICTACTOE, observations)
         best = solver.solve().best_of(codes).astype(float)
         return best / best.sum(axis=1, keepdims=True)
 
