@@ -223,7 +223,7 @@ class _Walk:
 
     def _lookup(self, asked: list) -> Ask:
         """An ``ask`` that gives back the kept answers (a forfeit where none was asked)."""
-        slot = np.full(self.keys[game.X].size, -1, dtype=np.int64)
+        slot = np.full(self.keys[game.X].size, -1, dtype=np.int32)
         rows = np.concatenate([a[0] for a in asked])
         slot[rows] = np.arange(rows.size)
         cells = np.concatenate([a[1] for a in asked])
