@@ -101,8 +101,9 @@ def _pick(child: npt.NDArray, support: npt.NDArray, forfeit: float) -> npt.NDArr
 
 class _Walk:
     """Per reachable position (``rules.reachable`` order) and seat: the key, and for stochastic
-    policies the expected result; a dense code -> row index (int32: 172 MB on 16 cells) finds
-    the children's rows without searching."""
+    policies the expected result (``values``: the layer being walked, ``below``: its
+    children's, each as (first row, arrays by seat)); a dense code -> row index (int32: 172 MB
+    on 16 cells) finds the children's rows without searching."""
 
     def __init__(self, rules: Rules, stochastic: bool) -> None:
         self.rules, self.span = rules, span(rules)
@@ -112,13 +113,17 @@ class _Walk:
         self.index[rules.reachable] = np.arange(n, dtype=np.int32)
         # int8 keys: at most 3 * 17 + 1 on 16 cells (``no_key`` + 1), 10 MB a seat on 4x4.
         self.keys = {me: np.zeros(n, dtype=np.int8) for me in _MARKS}
-        self.values = {me: np.zeros(n) for me in _MARKS} if stochastic else None
+        self.values: tuple[int, dict] | None = (n, {}) if stochastic else None
+        self.below = self.values
         sizes = [layer.codes.size for layer in rules.positions]
         self.offsets = np.cumsum([0, *sizes[:-1]])
 
     def backward(self, ask: Ask) -> None:
         for layer, offset in zip(reversed(self.rules.positions), self.offsets[::-1],
                                  strict=True):
+            if self.values is not None:  # two layers' values at a time: 4x4's would take 155 MB
+                self.below = self.values
+                self.values = (offset, {me: np.zeros(layer.codes.size) for me in _MARKS})
             self._terminal(layer, offset)
             live = np.flatnonzero(~layer.terminal)
             for start in range(0, live.size, game._CHUNK):
@@ -132,7 +137,7 @@ class _Walk:
             won, drawn = winner == me, winner == game.NO_WINNER
             self.keys[me][rows] = (won * 2 + drawn) * self.span
             if self.values is not None:
-                self.values[me][rows] = np.where(won, 1.0, np.where(drawn, 0.0, -1.0))
+                self.values[1][me][rows - offset] = np.where(won, 1.0, np.where(drawn, 0.0, -1.0))
 
     def _step(self, codes: npt.NDArray[np.int64], rows: npt.NDArray[np.intp], mark: int,
               ask: Ask) -> None:
@@ -146,10 +151,11 @@ class _Walk:
         self.keys[other][rows] = np.where(legal, self.keys[other][child_rows],
                                           self.no_key).min(axis=1) + 1
         if self.values is not None:
-            chosen = np.where(at >= 0, self.values[mark][at], -1.0)  # a forfeit loses
-            self.values[mark][rows] = (weights * chosen).sum(axis=1)
-            self.values[other][rows] = np.where(legal, self.values[other][child_rows],
-                                                np.inf).min(axis=1)
+            (offset, values), (first, below) = self.values, self.below
+            chosen = np.where(at >= 0, below[mark][np.maximum(at - first, 0)], -1.0)  # forfeit
+            values[mark][rows - offset] = (weights * chosen).sum(axis=1)
+            values[other][rows - offset] = np.where(
+                legal, below[other][np.maximum(child_rows - first, 0)], np.inf).min(axis=1)
 
     def _children(self, codes: npt.ArrayLike, mark: int) -> tuple[npt.NDArray, npt.NDArray]:
         """Which cells are legal moves at ``codes``, and the rows of the children."""
@@ -165,7 +171,7 @@ class _Walk:
     def response(self, me: int, ask: Ask) -> SeatResponse:
         key = int(self.keys[me][0])  # row 0: the empty board
         result = RESULTS[key // self.span]
-        expected = None if self.values is None else float(self.values[me][0])
+        expected = None if self.values is None else float(self.values[1][me][0])
         line = self.losing_line(me, ask) if result == "loss" else None
         return SeatResponse(game.MARK_NAMES[me], result, line, expected)
 
