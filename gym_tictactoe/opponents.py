@@ -495,7 +495,8 @@ def parse_opponent(spec: str, rules: game.Rules = game.TICTACTOE) -> Opponent:
     """An opponent for the board ``rules`` from a command-line spec.
 
     ``"minimax"`` or ``"epsilon:epsilon=0.2,inner=heuristic"`` is one player (keyword arguments
-    after a colon); players joined by ``+`` form a mixture, each optionally weighted with ``*w``:
+    after a colon: numbers, ``true``/``false``, ``none`` for None, or names); players joined by
+    ``+`` form a mixture, each optionally weighted with ``*w``:
     ``"random+heuristic+epsilon:epsilon=0.2+minimax*2"``.
     """
     parts = [part.strip() for part in spec.split("+")]
@@ -520,9 +521,11 @@ def _parse_one(spec: str, rules: game.Rules) -> Opponent:
     return make_opponent(name.strip(), **kwargs, **rules.kwargs)
 
 
-def _literal(text: str) -> float | int | bool | str:
+def _literal(text: str) -> float | int | bool | str | None:
     if text in ("true", "false", "True", "False"):
         return text.lower() == "true"
+    if text in ("none", "None"):  # so a spec can say what a keyword's None says
+        return None
     for kind in (int, float):
         try:
             return kind(text)
