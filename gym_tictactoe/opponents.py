@@ -301,6 +301,12 @@ class EpsilonOpponent(CodePlayer):
 # Every playout of every move is one row of an array: 10,000 per move keep a 3x3 reply within a
 # few MB (seed 002 used 50-100), while 10**8 would need tens of GB.
 MAX_PLAYOUTS = 10_000
+# On boards without tables a playout row costs about 20 bytes a cell while it plays (its cells,
+# the empty mask and float64 noise with its product), so 10,000 playouts on 15x15 would take
+# 5 GB at once: the rows are played in chunks of at most this many bytes. One chunk holds a
+# whole reply at the default 50 playouts on every board, which keeps those draws as they were.
+PLAYOUT_BYTES = 64 * 2**20
+PLAYOUT_ROW_BYTES = 20  # per cell
 
 
 class MonteCarloOpponent(CodePlayer):
@@ -326,19 +332,30 @@ class MonteCarloOpponent(CodePlayer):
 
     def act_cells(self, cells: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
         moves = np.flatnonzero(cells == game.EMPTY)
-        starts = np.repeat(cells[None], moves.size * self.playouts, axis=0)
-        played = np.repeat(moves, self.playouts)
-        starts[np.arange(played.size), played] = mark
-        winners = random_playouts_cells(starts, played, mark, rng, self.rules)
+        total, chunk = moves.size * self.playouts, playout_chunk(cells.size)
+        winners = np.empty(total, dtype=np.int8)
+        for first in range(0, total, chunk):  # row r is a playout after moves[r // playouts]
+            played = moves[np.arange(first, min(first + chunk, total)) // self.playouts]
+            starts = np.repeat(cells[None], played.size, axis=0)
+            starts[np.arange(played.size), played] = mark
+            winners[first:first + played.size] = random_playouts_cells(
+                starts, played, mark, rng, self.rules)
         return self._best(moves, winners, mark, rng)
 
     def _best(self, moves, winners, mark: int, rng: np.random.Generator) -> int:
-        results = np.where(winners == mark, 1.0, np.where(winners == 0, 0.0, -1.0))
-        means = results.reshape(moves.size, self.playouts).mean(axis=1)
-        return int(moves[_pick((means == means.max()).nonzero()[0], rng)])
+        # +1 win, 0 draw, -1 loss as int8; integer sums give exactly the float means' order.
+        results = (winners == mark).view(np.int8) - ((winners != mark) & (winners != 0))
+        totals = results.reshape(moves.size, self.playouts).sum(axis=1)
+        return int(moves[_pick((totals == totals.max()).nonzero()[0], rng)])
 
     def __repr__(self) -> str:
         return f"MonteCarloOpponent(playouts={self.playouts}{self._board_args()})"
+
+
+def playout_chunk(n_cells: int) -> int:
+    """How many playout rows of a board of ``n_cells`` cells are played at once: as many as fit
+    in ``PLAYOUT_BYTES``, at least one."""
+    return max(1, PLAYOUT_BYTES // (PLAYOUT_ROW_BYTES * (n_cells + 1)))
 
 
 def random_playouts(codes: npt.NDArray[np.int64], rng: np.random.Generator,
@@ -374,7 +391,7 @@ def random_playouts_cells(boards: npt.NDArray[np.int8], last: npt.NDArray[np.int
         boards[rows, cells] = marks[rows]
         won = rules.wins_at(boards[rows], cells, marks[rows])
         winners[rows[won]] = marks[rows[won]]
-        playing[rows] = ~won & empty.sum(axis=1) > 1
+        playing[rows] = ~won & (empty.sum(axis=1) > 1)
         marks[rows] = game.SWAP[marks[rows]]
     return winners.astype(np.int8)
 
