@@ -301,10 +301,11 @@ class EpsilonOpponent(CodePlayer):
 # Every playout of every move is one row of an array: 10,000 per move keep a 3x3 reply within a
 # few MB (seed 002 used 50-100), while 10**8 would need tens of GB.
 MAX_PLAYOUTS = 10_000
-# A reply plays ``playouts`` games after each of up to ``cells`` moves: at most this many in all,
-# so 4x4 keeps 10,000 a move while 15x15 allows 711 (a random 15x15 game costs about half a
-# millisecond: 10,000 playouts a move would take some ten minutes a reply).
-MAX_REPLY_PLAYOUTS = 160_000
+# A reply plays ``playouts`` games after each of up to ``cells`` moves, each of up to ``cells``
+# moves: playouts * cells**2 stays within this, so boards up to 6x6 keep 10,000 playouts a move
+# while 15x15 allows 331 (200 took 12 to 19 s a reply on a loaded machine; 10,000 would take
+# some ten minutes).
+MAX_REPLY_MOVES = 2**24
 # On boards without tables a playout row costs about 20 bytes a cell while it plays (its cells,
 # the empty mask and float64 noise with its product), so 10,000 playouts on 15x15 would take
 # 5 GB at once: the rows are played in chunks of at most this many bytes. One chunk holds a
@@ -317,20 +318,20 @@ class MonteCarloOpponent(CodePlayer):
     """Pure Monte Carlo search (seed 002): ``playouts`` random games after each legal move, then
     the move with the best mean result for this player (ties broken at random).
 
-    ``playouts`` is at most 10,000, and at most 160,000 divided by the board's cells (711 on
-    15x15), since a reply plays that many games after each empty cell. On boards of more than 12
-    cells the games are played in chunks of at most 64 MB (``PLAYOUT_BYTES``)."""
+    ``playouts`` is at most 10,000, and at most 2**24 / cells**2 (331 on 15x15), since a reply
+    plays that many games after each empty cell. On boards of more than 12 cells the games are
+    played in chunks of at most 64 MB (``PLAYOUT_BYTES``)."""
 
     name = "montecarlo"
 
     def __init__(self, playouts: int = 50, *, rows: int = 3, cols: int = 3,
                  win_length: int = 3) -> None:
         self._set_board(rows, cols, win_length)
-        most = min(MAX_PLAYOUTS, MAX_REPLY_PLAYOUTS // self.rules.n_cells)
+        most = min(MAX_PLAYOUTS, MAX_REPLY_MOVES // self.rules.n_cells**2)
         if not _is_number(playouts) or int(playouts) != playouts or not 1 <= playouts <= most:
             where = "" if most == MAX_PLAYOUTS else (
-                f" on the {self.rules.name} board ({MAX_REPLY_PLAYOUTS:,} games a reply over "
-                f"its {self.rules.n_cells} cells)")
+                f" on the {self.rules.name} board (a reply plays that many games of up to "
+                f"{self.rules.n_cells} moves after each of its {self.rules.n_cells} cells)")
             raise ValueError(f"playouts must be a positive integer up to {most:,}{where}; "
                              f"got {playouts!r}")
         self.playouts = int(playouts)

@@ -72,11 +72,11 @@ def test_playouts_on_boards_without_tables_play_to_the_end():
 
 def test_playouts_are_bounded_per_reply_on_big_boards():
     """A reply plays ``playouts`` games after each empty cell: 10,000 a move would take about
-    ten minutes on 15x15, so the limit there is 160,000 // 225 = 711."""
-    assert MonteCarloOpponent(711, rows=15, cols=15, win_length=5).playouts == 711
-    assert MonteCarloOpponent(10_000, rows=4, cols=4, win_length=3).playouts == 10_000
-    with pytest.raises(ValueError, match=r"playouts must be a positive integer up to 711 on the "
-                                         r"15x15x5 board \(160,000 games a reply"):
+    ten minutes on 15x15, so the limit there is 2**24 // 225**2 = 331."""
+    assert MonteCarloOpponent(331, rows=15, cols=15, win_length=5).playouts == 331
+    assert MonteCarloOpponent(10_000, rows=6, cols=6, win_length=4).playouts == 10_000
+    with pytest.raises(ValueError, match=r"playouts must be a positive integer up to 331 on the "
+                                         r"15x15x5 board \(a reply plays that many games"):
         opponents.parse_opponent("montecarlo:playouts=10000", game.rules(15, 15, 5))
 
 
