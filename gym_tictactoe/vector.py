@@ -28,7 +28,28 @@ __all__ = ["VIEWS", "TicTacToeVectorEnv", "vectorize_opponent"]
 REWARDS = np.array([[0, 0, 0], [0, 1, -1], [0, -1, 1]], dtype=np.float32)
 _REWARDS = REWARDS.ravel()  # row-major: REWARDS[agent, winner] is _REWARDS[agent * 3 + winner]
 MAX_NUM_ENVS = 2**24  # 16.7 M boards already take gigabytes; beyond, arrays fail to allocate
+# What a batch may take: a step holds a few (boards, cells) arrays at once (positions,
+# observations, masks, the info's boards), measured at 14 to 16 bytes a cell a board on 3x3 and
+# 15x15 (tracemalloc); BYTES_PER_CELL and BYTES_PER_BOARD overestimate that a little.
+MEMORY_BUDGET = 4 * 2**30
+BYTES_PER_CELL, BYTES_PER_BOARD = 16, 64
 NO_MOVE = -1  # opponent_action of a board where the opponent did not move
+
+
+def memory_needed(num_envs: int, rules: game.Rules) -> int:
+    """About the most bytes ``num_envs`` boards of ``rules`` hold at once while stepping."""
+    return num_envs * (BYTES_PER_CELL * rules.n_cells + BYTES_PER_BOARD)
+
+
+def _check_memory(num_envs: int, rules: game.Rules) -> None:
+    """Refuse, before allocating anything, a batch beyond MEMORY_BUDGET."""
+    needed = memory_needed(num_envs, rules)
+    if needed > MEMORY_BUDGET:
+        most = MEMORY_BUDGET // memory_needed(1, rules)
+        raise ValueError(f"num_envs={num_envs:,} boards of {rules.name} would take about "
+                         f"{needed / 1e9:.1f} GB ({memory_needed(1, rules):,} bytes a board); "
+                         f"the limit is {MEMORY_BUDGET / 2**30:g} GiB: at most {most:,} boards "
+                         f"of this size")
 
 
 class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], npt.NDArray]):
@@ -81,7 +102,9 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
     >>> envs = gym.make_vec("TicTacToe-v0", num_envs=256, vectorization_mode="vector_entry_point",
     ...                     rows=6, cols=6, win_length=4, opponent="heuristic")
     ```
-    * ``num_envs``: the number of boards.
+    * ``num_envs``: the number of boards, at most 16,777,216 and at most what fits in 4 GiB at
+      about 16 bytes a cell a board (``memory_needed``): 1,172,207 boards of 15x15, all 2**24 of
+      3x3.
     * ``opponent``: a name, a ``parse_opponent`` spec such as ``"random+minimax*2"``, or an
       opponent object (see above). Default ``"random"``.
     * ``agent_mark``: ``"X"``, ``"O"`` or ``"random"`` (drawn per board at each of its resets).
@@ -118,6 +141,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
                              f"got {num_envs!r}")
         self.num_envs = int(num_envs)
         self.rules = game.rules(rows, cols, win_length)
+        _check_memory(self.num_envs, self.rules)
         self.agents = np.full(self.num_envs, game.X, dtype=np.int8)
         self.opponent = vectorize_opponent(opponent, self.num_envs, self.rules, self.agents)
         self.agent_mark_option = check_seat(self.rules, agent_mark)
