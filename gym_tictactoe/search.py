@@ -71,7 +71,10 @@ class AlphaBetaPlayer:
     cost of the one before, is not started. Node budgets are the default because they are
     deterministic: the same board, mark and ``rng`` state give the same move on any machine. A
     time limit makes the move depend on the machine's speed and load (a slow or busy machine
-    searches less deeply), so seeded games are no longer reproducible with it.
+    searches less deeply), so seeded games are no longer reproducible with it. The clock is read
+    every 64 positions, so a move overruns the limit by about a millisecond at most (or by the
+    first iteration, which on 15 x 15 takes a few milliseconds).
+
     With limits the search is pruned forward to stay fast on big boards: on boards of more than
     64 cells the candidate moves are the empty cells within ``radius`` cells (king moves) of a
     stone, or every empty cell when none is that near; at most ``width`` of them are searched at
@@ -81,8 +84,9 @@ class AlphaBetaPlayer:
     line is searched to the end of the game: perfect play, as ``minimax`` (fastest win, slowest
     loss, uniformly random among the best moves, even the same choice from the same ``rng``
     state). That is allowed only on the boards the solver solves (at most 16 cells: tic-tac-toe
-    in milliseconds, 4 x 4 in seconds); bigger boards need a limit. There, ``max_nodes=None``
-    with a ``depth`` still stops at the ceiling of 1,000,000 positions.
+    in milliseconds, 4 x 4 in seconds); bigger boards need a limit. Any other search stops at
+    the ceiling of 1,000,000 positions, also with ``max_nodes=None`` (and a depth or a time
+    limit).
 
     Arguments:
         rows, cols: the board, 1 to 15 each. win_length: k in a row, 1 to max(rows, cols).
