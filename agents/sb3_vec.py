@@ -42,6 +42,7 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
+from gym_tictactoe.checks import check_flag
 from gym_tictactoe.opponents import Opponent
 from gym_tictactoe.seeding import check_seed
 from gym_tictactoe.symmetry import canonicalize, transform_cells, uncanonical_actions
@@ -86,10 +87,8 @@ class TicTacToeSB3VecEnv(VecEnv):
                                        rows=rows, cols=cols, win_length=win_length, start=start,
                                        start_probability=start_probability)
         self.rules = self.venv.rules
-        self.one_hot = bool(one_hot)
-        if not isinstance(canonical, bool):
-            raise ValueError(f"canonical must be True or False; got {canonical!r}")
-        self.canonical = canonical
+        self.one_hot = check_flag(one_hot, "one_hot")
+        self.canonical = check_flag(canonical, "canonical")
         self._symmetry = np.zeros(num_envs, dtype=np.intp)  # of each board's last observation
         space: spaces.Space = self.venv.single_observation_space
         if self.one_hot:

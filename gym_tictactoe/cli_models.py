@@ -41,7 +41,7 @@ def board_of(policy: Any) -> game.Rules:
 def model_player(path: str, rules: game.Rules) -> PolicyOpponent:
     """The model at ``path`` as an arena player on ``rules``'s board (ValueError if another)."""
     policy, _ = load(path)
-    if board_of(policy) is not rules:
+    if board_of(policy) != rules:
         raise ValueError(f"{path} plays the {board_of(policy).name} board; this arena is on "
                          f"{rules.name} (choose it with --board {board_of(policy).name})")
     return PolicyOpponent(policy, **rules.kwargs)

@@ -169,7 +169,7 @@ class raw_env(AECEnv, EzPickle):
         self._screen = rendering.Screen(self.render_mode, self.metadata["render_fps"])
 
     def observe(self, agent: str) -> dict[str, npt.NDArray[np.int8]]:
-        planes = SIDE.get(agent)
+        planes = SIDE.get(agent) if isinstance(agent, str) else None  # a list is unhashable
         if planes is None:
             raise ValueError(f"agent must be one of {list(AGENTS)}; got {agent!r}")
         grid = self._grid()
@@ -294,7 +294,7 @@ class raw_env(AECEnv, EzPickle):
     def _space(self, table: dict, agent: str) -> Any:
         try:
             return table[agent]
-        except KeyError:
+        except (KeyError, TypeError):  # TypeError: an unhashable agent, such as a list
             raise ValueError(f"agent must be one of {list(AGENTS)}; got {agent!r}") from None
 
 

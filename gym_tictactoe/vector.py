@@ -17,8 +17,10 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from gym_tictactoe import game, rendering, starts
+from gym_tictactoe.checks import check_int
 from gym_tictactoe.env import ILLEGAL_ACTIONS, VIEWS, as_cell, check_choice, check_seat
 from gym_tictactoe.opponents import Opponent
+from gym_tictactoe.seeding import check_seed
 from gym_tictactoe.vector_boards import make_boards
 from gym_tictactoe.vector_opponents import Boards, Cells, vectorize_opponent
 
@@ -112,11 +114,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         start: str = "empty",
         start_probability: float = 1.0,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) \
-                or not 1 <= num_envs <= MAX_NUM_ENVS:
-            raise ValueError(f"num_envs must be a positive integer up to {MAX_NUM_ENVS:,}; "
-                             f"got {num_envs!r}")
-        self.num_envs = int(num_envs)
+        self.num_envs = check_int(num_envs, "num_envs", 1, MAX_NUM_ENVS)
         self.rules = game.rules(rows, cols, win_length)
         self.agents = np.full(self.num_envs, game.X, dtype=np.int8)
         self.opponent = vectorize_opponent(opponent, self.num_envs, self.rules, self.agents)
@@ -151,7 +149,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         """Reset every board, or only ``options["reset_mask"]``'s; ``options["agent_mark"]``
         overrides the seat and ``options["start"]`` the start (``"empty"`` or ``"random"``) for
         this reset."""
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be a dict such as {{'agent_mark': 'O'}} or "
                              f"{{'reset_mask': mask}}; got {options!r}")
@@ -263,7 +261,8 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         """Each action as a cell index (0 where invalid) and whether it is a legal move now.
 
         As in ``TicTacToeEnv``, an action that is not an integer cell is an illegal move."""
-        actions = np.asarray(actions)
+        shown = ~np.ma.getmaskarray(actions) if np.ma.is_masked(actions) else True
+        actions = np.asarray(actions)  # drops a mask: a masked entry names no cell (``shown``)
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), one cell per board; "
                              f"got shape {actions.shape}")
@@ -274,7 +273,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
             return np.zeros(self.num_envs, dtype=np.int64), np.zeros(self.num_envs, dtype=bool)
         in_range = (actions >= 0) & (actions < self.rules.n_cells)
         cells = np.where(in_range, actions, 0).astype(np.int64)
-        legal = in_range & ~self.ended & self.positions.legal(cells)
+        legal = in_range & ~self.ended & self.positions.legal(cells) & shown
         return cells, legal
 
     def _raise_illegal(self, actions: npt.ArrayLike, illegal: npt.NDArray[np.bool_]) -> None:
