@@ -31,8 +31,10 @@ from gym_tictactoe.arguments import (
     positive_int,
     seed_arg,
 )
+from gym_tictactoe.checks import check_int
 from gym_tictactoe.extras import MissingExtra
 from gym_tictactoe.opponents import Opponent, parse_opponent, reset_opponent
+from gym_tictactoe.seeding import check_seed
 
 ARENA_PLAYERS = ("random", "heuristic", "montecarlo", "minimax")
 EXIT_INTERRUPTED = 130  # the shell's convention for a process ended by SIGINT
@@ -296,6 +298,7 @@ def arena(players: Sequence[str], games: int, seed: int | None,
           models: dict[str, Opponent] | None = None) -> list[tuple[str, str, dict]]:
     """(X spec, O spec, {"X": wins, "O": wins, "draw": n}) for every ordered pair of players.
     ``models``: the players already loaded from model files, by path (loaded once)."""
+    games, seed = check_int(games, "games", 0), check_seed(seed)
     rng = np.random.default_rng(seed)  # one stream, pairings in a fixed order: reproducible
     return [(x, o, _tally(x, o, games, rng, rules, models or {}))
             for x in players for o in players]

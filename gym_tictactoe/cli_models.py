@@ -15,8 +15,10 @@ from typing import Any
 import numpy as np
 
 from gym_tictactoe import game
+from gym_tictactoe.checks import check_int
 from gym_tictactoe.extras import MissingExtra
 from gym_tictactoe.opponents import PolicyOpponent
+from gym_tictactoe.seeding import check_seed
 
 MODEL_SUFFIXES = (".npz", ".zip")
 EXIT_MISSING_EXTRA = 1
@@ -93,6 +95,7 @@ def match(policies: list[Any], games: int, seed: int) -> list[dict[str, int]]:
     """Per seating (first as X, then second as X): the X player's wins, the O player's, draws."""
     from gym_tictactoe.cli import RESULTS, play_game
 
+    games, seed = check_int(games, "games", 0), check_seed(seed)
     rules, rng = board_of(policies[0]), np.random.default_rng(seed)
     players = [PolicyOpponent(policy, **rules.kwargs) for policy in policies]
     tallies = []

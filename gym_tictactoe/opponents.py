@@ -384,7 +384,8 @@ class MixtureOpponent(CodePlayer):
         self._set_board(rows, cols, win_length)
         self.opponents = [resolve_opponent(o, self.rules) for o in opponents]
         n = len(self.opponents)
-        if weights is not None and not all(is_number(w) for w in np.ravel(weights)):
+        # As objects: a list [True, 1] would become the ints [1, 1] in a NumPy array.
+        if weights is not None and not all(map(is_number, np.ravel(np.array(weights, object)))):
             raise ValueError(f"weights must be {n} finite non-negative numbers; got {weights!r}")
         weights = np.ones(n) if weights is None else np.asarray(weights, float)
         if (weights.shape != (n,) or not np.isfinite(weights).all() or (weights < 0).any()
