@@ -158,7 +158,7 @@ def make_vec_env(
     ``n_envs`` defaults to ``N_ENVS[algo]``; env ``i`` is seeded with ``seed + i``.
     """
     check_algo(algo)
-    n_envs = check_int(n_envs, "n_envs", 1, none=True)
+    n_envs, seed = check_int(n_envs, "n_envs", 1, none=True), check_seed(seed)
     wrapper = OneHotObservation if uses_one_hot(algo) else None
     return sb3_make_vec_env(
         partial(_base_env, opponent, agent_mark, rules), n_envs=n_envs or N_ENVS[algo], seed=seed,
@@ -187,7 +187,7 @@ def build_model(algo: str, env: gym.Env | VecEnv, seed: int | None = None,
         raise ValueError(f"{algo} needs observation space {expected}; the env has "
                          f"{env.observation_space} (build it with make_vec_env({algo!r}))")
     params = {**copy.deepcopy(HYPERPARAMETERS[algo]), **kwargs}  # SB3 keeps policy_kwargs
-    return ALGO_CLASSES[algo]("MlpPolicy", env, seed=seed, **params)
+    return ALGO_CLASSES[algo]("MlpPolicy", env, seed=check_seed(seed), **params)
 
 
 # --- exact evaluation during training --------------------------------------------------------

@@ -108,6 +108,12 @@ def _sb3_vec(**kwargs: Any) -> Any:
     return TicTacToeSB3VecEnv(**{"num_envs": 2, **kwargs})
 
 
+def _sb3(name: str) -> Any:
+    from agents import sb3
+
+    return getattr(sb3, name)
+
+
 def _eval_callback(every: Any) -> Any:
     from agents.sb3 import ExactEvalCallback
 
@@ -234,6 +240,8 @@ SEEDED: dict[str, Callable[[Any], Any]] = {
     "train_q": lambda s: _train_q(seed=s),
     "TicTacToeSB3VecEnv": lambda s: _sb3_vec(seed=s),
     "cli.arena": lambda s: cli.arena(["random"], 1, s),
+    "sb3.make_vec_env": lambda s: _sb3("make_vec_env")("ppo", n_envs=1, seed=s),
+    "sb3.build_model": lambda s: _sb3("build_model")("dqn", _sb3("make_vec_env")("dqn", 1), s),
     "TicTacToeSB3VecEnv.seed": lambda s: _sb3_vec().seed(s),
 }
 BAD_SEEDS = [-1, 2**32, 2**100, True, np.bool_(False), 1.5, np.float64(3), "3",
