@@ -114,7 +114,8 @@ class Tables:
 class Rules:
     """The rules of one board: its lines, symmetries, and the answers to every rules question.
 
-    Get one with :func:`rules` (cached per board). Methods ending in ``_of`` take arrays of
+    Get one with :func:`rules` (cached per board). A value: two Rules of the same board are
+    equal and hash alike, however they were built. Methods ending in ``_of`` take arrays of
     int64 codes (boards of at most ``SOLVED_CELLS`` cells, where codes index arrays); the others
     take one position and work on every board.
     """
@@ -145,8 +146,6 @@ class Rules:
     def __repr__(self) -> str:
         return f"rules({self.rows}, {self.cols}, {self.win_length})"
 
-    # A value: two Rules of the same board are equal and hash alike (one built with Rules(...)
-    # beside the cached rules(...) of the same sizes plays the same game).
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Rules):
             return NotImplemented
