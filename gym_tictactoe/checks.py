@@ -19,6 +19,13 @@ import numpy as np
 _NOT_NUMBERS = (bool, np.bool_, np.timedelta64, np.datetime64)
 
 
+def shown(value: Any, limit: int = 120) -> str:
+    """``repr(value)`` on one line and at most about ``limit`` characters, for error messages (an
+    array's repr spans lines; a huge value would bury the message)."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else f"{text[:limit]}..."
+
+
 def is_integer(value: Any) -> bool:
     """A Python or NumPy integer, not a bool (nor a NumPy duration)."""
     return isinstance(value, Integral) and not isinstance(value, _NOT_NUMBERS)
@@ -40,7 +47,7 @@ def check_int(value: Any, name: str, low: int | None = None, high: int | None = 
     if not is_integer(value) or (low is not None and value < low) \
             or (high is not None and value > high):
         what = "an integer" + _range(low, high) + (" or None" if none else "")
-        raise ValueError(f"{name} must be {what}{note}; got {value!r}")
+        raise ValueError(f"{name} must be {what}{note}; got {shown(value)}")
     return int(value)
 
 
@@ -58,14 +65,14 @@ def check_number(value: Any, name: str, low: float | None = None, high: float | 
     if not inside:
         what = "a number" if low is not None or high is not None else "a finite number"
         what += _interval(low, high, low_open, high_open) + (" or None" if none else "")
-        raise ValueError(f"{name} must be {what}{note}; got {value!r}")
+        raise ValueError(f"{name} must be {what}{note}; got {shown(value)}")
     return float(value)
 
 
 def check_flag(value: Any, name: str) -> bool:
     """``value`` as a bool: True or False (Python or NumPy), nothing else (not 0, not "no")."""
     if not isinstance(value, bool | np.bool_):
-        raise ValueError(f"{name} must be True or False; got {value!r}")
+        raise ValueError(f"{name} must be True or False; got {shown(value)}")
     return bool(value)
 
 
@@ -79,7 +86,7 @@ def check_choice(value: Any, name: str, allowed: tuple | list) -> Any:
                 return choice
         except (TypeError, ValueError):  # an array's == gives no single truth value
             break
-    raise ValueError(f"{name} must be one of {list(allowed)}; got {value!r}")
+    raise ValueError(f"{name} must be one of {list(allowed)}; got {shown(value)}")
 
 
 def _kind(value: Any) -> type:

@@ -362,7 +362,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     def _illegal(self, action: Any) -> tuple[npt.NDArray[np.int8], float, bool, bool, dict]:
         legal = np.flatnonzero(self._legal_mask()).tolist()
         if self.illegal_action == "raise":
-            raise ValueError(f"illegal action {action!r}: legal moves are {legal}")
+            raise ValueError(f"illegal action {checks.shown(action)}: legal moves are {legal}")
         self.done = True
         info = self._info()
         info["illegal_action"] = True

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gym_tictactoe.checks import is_integer
+from gym_tictactoe.checks import is_integer, shown
 
 SEED_LIMIT = 2**32
 
@@ -21,5 +21,5 @@ def check_seed(seed: Any, name: str = "seed") -> int | None:
         return None
     if not is_integer(seed) or not 0 <= seed < SEED_LIMIT:
         raise ValueError(f"{name} must be None or an integer with 0 <= {name} < 2**32; "
-                         f"got {seed!r}")
+                         f"got {shown(seed)}")
     return int(seed)

@@ -17,7 +17,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from gym_tictactoe import game, rendering, starts
-from gym_tictactoe.checks import check_int
+from gym_tictactoe.checks import check_int, shown
 from gym_tictactoe.env import ILLEGAL_ACTIONS, VIEWS, as_cell, check_choice, check_seat
 from gym_tictactoe.opponents import Opponent
 from gym_tictactoe.seeding import check_seed
@@ -278,11 +278,11 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
 
     def _raise_illegal(self, actions: npt.ArrayLike, illegal: npt.NDArray[np.bool_]) -> None:
         board = int(np.flatnonzero(illegal)[0])
-        action = np.asarray(actions)[board]
+        action = np.ma.asanyarray(actions)[board]  # a masked entry shows as masked, not its value
         action = action.item() if isinstance(action, np.generic) else action
         legal = self.positions.legal_moves(board)
-        raise ValueError(f"illegal action {action!r} on board {board} (and {illegal.sum() - 1} "
-                         f"more): legal moves there are {legal}")
+        raise ValueError(f"illegal action {shown(action)} on board {board} (and "
+                         f"{illegal.sum() - 1} more): legal moves there are {legal}")
 
     def _observations(self) -> npt.NDArray[np.int8]:
         return self.positions.observations(self.agents)

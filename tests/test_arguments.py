@@ -349,3 +349,16 @@ def test_evaluate_with_an_empty_path_says_so(capsys):
     assert exit_info.value.code == 2
     assert "argument path: expected the path of a model file" in err and "got ''" in err
     assert "is a folder" not in err
+
+
+def test_messages_stay_one_short_line_whatever_the_value():
+    grid = np.arange(100).reshape(10, 10)
+    env = TicTacToeEnv(illegal_action="raise")
+    env.reset(seed=0)
+    calls = [lambda: TicTacToeEnv(agent_mark=np.array([["X", "O"], ["O", "X"]])),
+             lambda: env.step(grid), lambda: checks.check_int("9" * 10_000, "count"),
+             lambda: TicTacToeVectorEnv(2).reset(seed=grid)]
+    for call in calls:
+        with pytest.raises(ValueError) as info:
+            call()
+        assert "\n" not in str(info.value) and len(str(info.value)) < 250, str(info.value)
