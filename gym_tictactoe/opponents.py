@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game, heuristic, solver
+from gym_tictactoe.checks import check_flag, check_int, check_number, is_number
 from gym_tictactoe.search import AlphaBetaPlayer
 
 Policy = Callable[[npt.NDArray[np.int8], npt.NDArray[np.int8]], int]
@@ -77,13 +78,13 @@ class CodePlayer:
 
     def _board_args(self) -> str:
         rules = self.rules
-        return "" if rules is game.TICTACTOE else (
+        return "" if rules == game.TICTACTOE else (
             f", rows={rules.rows}, cols={rules.cols}, win_length={rules.win_length}")
 
 
 def _board_cells(rules: game.Rules, board: npt.ArrayLike) -> npt.NDArray[np.int8]:
     cells = np.asarray(board)
-    if cells.shape != (rules.n_cells,) or cells.dtype.kind not in "iu":
+    if cells.shape != (rules.n_cells,) or cells.dtype.kind not in "iu" or np.ma.is_masked(board):
         raise ValueError(f"a {rules.name} board is {rules.n_cells} cells of 0, 1, 2; "
                          f"got {board!r}")
     return cells.astype(np.int8)
@@ -134,9 +135,7 @@ class TableOpponent(CodePlayer):
 
     def __init__(self, deterministic: bool = False, *, rows: int = 3, cols: int = 3,
                  win_length: int = 3) -> None:
-        if not isinstance(deterministic, bool | np.bool_):
-            raise ValueError(f"deterministic must be True or False; got {deterministic!r}")
-        self.deterministic = bool(deterministic)
+        self.deterministic = check_flag(deterministic, "deterministic")
         self._set_board(rows, cols, win_length)
 
     @property
@@ -275,9 +274,7 @@ class EpsilonOpponent(CodePlayer):
 
     def __init__(self, epsilon: float = 0.1, inner: Opponent | str = "minimax", *,
                  rows: int = 3, cols: int = 3, win_length: int = 3) -> None:
-        if not _is_number(epsilon) or not 0.0 <= epsilon <= 1.0:
-            raise ValueError(f"epsilon must be a number in [0, 1]; got {epsilon!r}")
-        self.epsilon = float(epsilon)
+        self.epsilon = check_number(epsilon, "epsilon", 0.0, 1.0)
         self._set_board(rows, cols, win_length)
         self.inner = resolve_opponent(inner, self.rules)
 
@@ -328,13 +325,11 @@ class MonteCarloOpponent(CodePlayer):
                  win_length: int = 3) -> None:
         self._set_board(rows, cols, win_length)
         most = min(MAX_PLAYOUTS, MAX_REPLY_MOVES // self.rules.n_cells**2)
-        if not _is_number(playouts) or int(playouts) != playouts or not 1 <= playouts <= most:
-            where = "" if most == MAX_PLAYOUTS else (
-                f" on the {self.rules.name} board (a reply plays that many games of up to "
-                f"{self.rules.n_cells} moves after each of its {self.rules.n_cells} cells)")
-            raise ValueError(f"playouts must be a positive integer up to {most:,}{where}; "
-                             f"got {playouts!r}")
-        self.playouts = int(playouts)
+        n = self.rules.n_cells
+        where = "" if most == MAX_PLAYOUTS else (
+            f" on the {self.rules.name} board (a reply plays that many games of up to {n} moves "
+            f"after each of its {n} cells)")
+        self.playouts = check_int(playouts, "playouts", 1, most, note=where)
 
     def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
         tables = self.rules.tables
@@ -420,7 +415,8 @@ class MixtureOpponent(CodePlayer):
         self._set_board(rows, cols, win_length)
         self.opponents = [resolve_opponent(o, self.rules) for o in opponents]
         n = len(self.opponents)
-        if weights is not None and not all(_is_number(w) for w in np.ravel(weights)):
+        # As objects: a list [True, 1] would become the ints [1, 1] in a NumPy array.
+        if weights is not None and not all(map(is_number, np.ravel(np.array(weights, object)))):
             raise ValueError(f"weights must be {n} finite non-negative numbers; got {weights!r}")
         weights = np.ones(n) if weights is None else np.asarray(weights, float)
         if (weights.shape != (n,) or not np.isfinite(weights).all() or (weights < 0).any()
@@ -499,7 +495,7 @@ def resolve_opponent(opponent: Opponent | str, rules: game.Rules = game.TICTACTO
             f"act(board, mark, rng); got {opponent!r}"
         )
     own = getattr(opponent, "rules", rules)
-    if isinstance(own, game.Rules) and own is not rules:
+    if isinstance(own, game.Rules) and own != rules:
         raise ValueError(f"opponent {opponent!r} plays on the {own.name} board, not on "
                          f"{rules.name}: build it with rows={rules.rows}, cols={rules.cols}, "
                          f"win_length={rules.win_length}")
@@ -573,8 +569,3 @@ def _number(text: str, spec: str) -> float:
                          "expected a finite non-negative number")
     return weight
 
-
-def _is_number(value: object) -> bool:
-    """A real, finite number (not a bool, not a string)."""
-    return (isinstance(value, int | float | np.integer | np.floating)
-            and not isinstance(value, bool | np.bool_) and bool(np.isfinite(value)))

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
+from gym_tictactoe.checks import check_int, check_number
 from gym_tictactoe.negamax import PROVEN, WIN, Searcher
 from gym_tictactoe.threats import LinePosition, geometry
 
@@ -106,18 +107,19 @@ class AlphaBetaPlayer:
                  depth: int | None = None, max_nodes: int | None = _DEFAULT,  # type: ignore
                  time_limit: float | None = None, radius: int = DEFAULT_RADIUS,
                  width: int | None = DEFAULT_WIDTH) -> None:
-        self.rows = _integer("rows", rows, 1, MAX_SIDE)
-        self.cols = _integer("cols", cols, 1, MAX_SIDE)
+        self.rows = check_int(rows, "rows", 1, MAX_SIDE)
+        self.cols = check_int(cols, "cols", 1, MAX_SIDE)
         longest = max(self.rows, self.cols)
-        self.win_length = _integer("win_length", win_length, 1, longest,
-                                   f" (the longer side of a {rows}x{cols} board)")
-        self.depth = _integer("depth", depth, 1, self.rows * self.cols, " or None", none=True)
-        self.time_limit = _seconds(time_limit)
+        self.win_length = check_int(win_length, "win_length", 1, longest,
+                                    note=f" (the longer side of a {rows}x{cols} board)")
+        self.depth = check_int(depth, "depth", 1, self.rows * self.cols, none=True)
+        self.time_limit = check_number(time_limit, "time_limit", 0, MAX_TIME_LIMIT,
+                                       low_open=True, none=True, note=" (seconds a move)")
         if max_nodes is _DEFAULT:
             max_nodes = DEFAULT_MAX_NODES if self.time_limit is None else MAX_NODES
-        self.max_nodes = _integer("max_nodes", max_nodes, 1, MAX_NODES, " or None", none=True)
-        self.radius = _integer("radius", radius, 1, MAX_SIDE - 1)
-        self.width = _integer("width", width, 1, MAX_SIDE**2, " or None", none=True)
+        self.max_nodes = check_int(max_nodes, "max_nodes", 1, MAX_NODES, none=True)
+        self.radius = check_int(radius, "radius", 1, MAX_SIDE - 1)
+        self.width = check_int(width, "width", 1, MAX_SIDE**2, none=True)
         self._geo = geometry(self.rows, self.cols, self.win_length)
         if self.exhaustive and self._geo.cells > game.SOLVED_CELLS:
             raise ValueError(
@@ -220,25 +222,3 @@ class AlphaBetaPlayer:
         return (f"AlphaBetaPlayer({self.rows}, {self.cols}, {self.win_length}, depth={self.depth}, "
                 f"max_nodes={self.max_nodes}{timed}, radius={self.radius}, width={self.width})")
 
-
-def _integer(name: str, value: object, low: int, high: int, note: str = "",
-             none: bool = False) -> int | None:
-    """``value`` as an int in [low, high] (or None when allowed), else a ValueError naming it."""
-    if value is None and none:
-        return None
-    if (isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer)
-            or not low <= value <= high):
-        raise ValueError(f"{name} must be an integer from {low} to {high}{note}; got {value!r}")
-    return int(value)
-
-
-def _seconds(value: object) -> float | None:
-    """A time limit: None, or a real number of seconds in (0, MAX_TIME_LIMIT]."""
-    if value is None:
-        return None
-    if (isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.integer
-                                                             | np.floating)
-            or not 0 < value <= MAX_TIME_LIMIT):  # also False for NaN
-        raise ValueError(f"time_limit must be a number of seconds above 0 and up to "
-                         f"{MAX_TIME_LIMIT:g}, or None; got {value!r}")
-    return float(value)

@@ -17,8 +17,10 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from gym_tictactoe import game, rendering, starts
+from gym_tictactoe.checks import check_int, shown
 from gym_tictactoe.env import ILLEGAL_ACTIONS, VIEWS, as_cell, check_choice, check_seat
 from gym_tictactoe.opponents import Opponent
+from gym_tictactoe.seeding import check_seed
 from gym_tictactoe.vector_boards import make_boards
 from gym_tictactoe.vector_opponents import Boards, Cells, vectorize_opponent
 
@@ -135,11 +137,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         start: str = "empty",
         start_probability: float = 1.0,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) \
-                or not 1 <= num_envs <= MAX_NUM_ENVS:
-            raise ValueError(f"num_envs must be a positive integer up to {MAX_NUM_ENVS:,}; "
-                             f"got {num_envs!r}")
-        self.num_envs = int(num_envs)
+        self.num_envs = check_int(num_envs, "num_envs", 1, MAX_NUM_ENVS)
         self.rules = game.rules(rows, cols, win_length)
         _check_memory(self.num_envs, self.rules)
         self.agents = np.full(self.num_envs, game.X, dtype=np.int8)
@@ -175,7 +173,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         """Reset every board, or only ``options["reset_mask"]``'s; ``options["agent_mark"]``
         overrides the seat and ``options["start"]`` the start (``"empty"`` or ``"random"``) for
         this reset."""
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be a dict such as {{'agent_mark': 'O'}} or "
                              f"{{'reset_mask': mask}}; got {options!r}")
@@ -287,7 +285,8 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         """Each action as a cell index (0 where invalid) and whether it is a legal move now.
 
         As in ``TicTacToeEnv``, an action that is not an integer cell is an illegal move."""
-        actions = np.asarray(actions)
+        shown = ~np.ma.getmaskarray(actions) if np.ma.is_masked(actions) else True
+        actions = np.asarray(actions)  # drops a mask: a masked entry names no cell (``shown``)
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), one cell per board; "
                              f"got shape {actions.shape}")
@@ -298,16 +297,16 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
             return np.zeros(self.num_envs, dtype=np.int64), np.zeros(self.num_envs, dtype=bool)
         in_range = (actions >= 0) & (actions < self.rules.n_cells)
         cells = np.where(in_range, actions, 0).astype(np.int64)
-        legal = in_range & ~self.ended & self.positions.legal(cells)
+        legal = in_range & ~self.ended & self.positions.legal(cells) & shown
         return cells, legal
 
     def _raise_illegal(self, actions: npt.ArrayLike, illegal: npt.NDArray[np.bool_]) -> None:
         board = int(np.flatnonzero(illegal)[0])
-        action = np.asarray(actions)[board]
+        action = np.ma.asanyarray(actions)[board]  # a masked entry shows as masked, not its value
         action = action.item() if isinstance(action, np.generic) else action
         legal = self.positions.legal_moves(board)
-        raise ValueError(f"illegal action {action!r} on board {board} (and {illegal.sum() - 1} "
-                         f"more): legal moves there are {legal}")
+        raise ValueError(f"illegal action {shown(action)} on board {board} (and "
+                         f"{illegal.sum() - 1} more): legal moves there are {legal}")
 
     def _observations(self) -> npt.NDArray[np.int8]:
         return self.positions.observations(self.agents)

@@ -75,7 +75,7 @@ def test_playouts_are_bounded_per_reply_on_big_boards():
     ten minutes on 15x15, so the limit there is 2**24 // 225**2 = 331."""
     assert MonteCarloOpponent(331, rows=15, cols=15, win_length=5).playouts == 331
     assert MonteCarloOpponent(10_000, rows=6, cols=6, win_length=4).playouts == 10_000
-    with pytest.raises(ValueError, match=r"playouts must be a positive integer up to 331 on the "
+    with pytest.raises(ValueError, match=r"playouts must be an integer from 1 to 331 on the "
                                          r"15x15x5 board \(a reply plays that many games"):
         opponents.parse_opponent("montecarlo:playouts=10000", game.rules(15, 15, 5))
 
