@@ -47,6 +47,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import answers, exact, game, solver, stochastic
+from gym_tictactoe.checks import check_flag, check_int
 from gym_tictactoe.env import TicTacToeEnv
 from gym_tictactoe.exact import (
     MAX_BLUNDERS,
@@ -59,6 +60,7 @@ from gym_tictactoe.exact import (
 )
 from gym_tictactoe.game import Rules
 from gym_tictactoe.opponents import Opponent, Policy, resolve_opponent
+from gym_tictactoe.seeding import check_seed
 
 __all__ = [
     "MAX_BLUNDERS", "NOT_A_CELL", "RESULTS", "RESULT_SCORES", "Blunder", "MoveRate", "Policy",
@@ -155,8 +157,7 @@ def play_games(
 
     Only the first reset is seeded; later ones continue its stream, so a seed fixes every game.
     """
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
-        raise ValueError(f"n must be a non-negative integer; got {n!r}")
+    n, seed = check_int(n, "n", 0), check_seed(seed)
     rules = board_of(policy, rows, cols, win_length)
     player = resolve_opponent(opponent, rules)
     env = TicTacToeEnv(opponent=player, agent_mark=agent_mark, illegal_action="lose",
@@ -214,6 +215,7 @@ def best_response(
     against it, a batch per layer (for a player too costly to ask everywhere; the same result).
     """
     rules = board_of(policy, rows, cols, win_length)
+    reached_only = check_flag(reached_only, "reached_only")
     stochastic_policy = _stochastic(policy, moves, probabilities)
     if stochastic_policy:
         ask = answers.probability_ask(policy, rules)
@@ -222,7 +224,7 @@ def best_response(
     else:
         ask = answers.table_ask(_moves_table(policy, moves, rules))
     return exact.best_responses(rules, ask, stochastic=stochastic_policy,
-                                reached_only=bool(reached_only))
+                                reached_only=reached_only)
 
 
 def _stochastic(policy: Policy, moves: npt.ArrayLike | None, probabilities: bool | None) -> bool:
@@ -351,8 +353,8 @@ class SolverPolicy:
 
     def __init__(self, deterministic: bool = True, seed: int | None = 0, *, rows: int = 3,
                  cols: int = 3, win_length: int = 3) -> None:
-        self.deterministic = bool(deterministic)
-        self.rng = np.random.default_rng(seed)
+        self.deterministic = check_flag(deterministic, "deterministic")
+        self.rng = np.random.default_rng(check_seed(seed))
         self.rules = game.rules(rows, cols, win_length)
         self.rules.check_solvable("the solver's policy")
 

@@ -388,7 +388,7 @@ def test_play_games_takes_specs_and_opponent_objects():
 
 
 def test_play_games_rejects_bad_arguments():
-    with pytest.raises(ValueError, match="non-negative"):
+    with pytest.raises(ValueError, match=r"n must be an integer >= 0; got -1"):
         evaluation.play_games(first_legal, "random", -1)
     with pytest.raises(ValueError, match="agent_mark"):
         evaluation.play_games(first_legal, "random", 1, agent_mark="Z")
@@ -460,6 +460,8 @@ def test_reached_only_asks_a_batch_per_layer():
         first_legal)
     assert policy.calls == 0 and policy.batch_calls == 9  # one per layer where someone moves
     assert evaluation.exploitability(policy, reached_only=True) == 2.0
+    with pytest.raises(ValueError, match="reached_only must be True or False; got 1"):
+        evaluation.best_response(policy, reached_only=1)
 
 
 def test_reached_only_on_a_first_player_win():
