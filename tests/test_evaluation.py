@@ -45,17 +45,27 @@ def plain_value(cells: tuple) -> int:
     return max(values) if plain_mover(cells) == 1 else min(values)
 
 
-@cache
-def plain_positions() -> tuple:
-    """Every position with a move to make, found by playing every game from the empty board."""
+def plain_walk(moves) -> set:
+    """Every unfinished position of the games from the empty board where ``moves(cells)`` are
+    the moves played at each."""
     seen, frontier = set(), [(0,) * 9]
     while frontier:
         cells = frontier.pop()
         if cells in seen or plain_over(cells):
             continue
         seen.add(cells)
-        frontier += [plain_play(cells, i) for i, v in enumerate(cells) if v == 0]
-    return tuple(sorted(seen))
+        frontier += [plain_play(cells, i) for i in moves(cells)]
+    return seen
+
+
+def plain_empty(cells: tuple) -> list:
+    return [i for i, v in enumerate(cells) if v == 0]
+
+
+@cache
+def plain_positions() -> tuple:
+    """Every position with a move to make, found by playing every game from the empty board."""
+    return tuple(sorted(plain_walk(plain_empty)))
 
 
 def absolute(obs) -> tuple:
@@ -426,15 +436,8 @@ def test_not_a_cell_is_the_same_marker_on_a_3x4_board():
 
 def plain_reached(table: dict, me: int) -> set:
     """Positions where the policy (mark ``me``, playing ``table``) is to move on some game."""
-    seen, frontier = set(), [(0,) * 9]
-    while frontier:
-        cells = frontier.pop()
-        if cells in seen or plain_over(cells):
-            continue
-        seen.add(cells)
-        moves = [table[cells]] if plain_mover(cells) == me else [
-            i for i, v in enumerate(cells) if v == 0]
-        frontier += [plain_play(cells, i) for i in moves]
+    seen = plain_walk(lambda cells: [table[cells]] if plain_mover(cells) == me else
+                      plain_empty(cells))
     return {cells for cells in seen if plain_mover(cells) == me}
 
 
