@@ -48,13 +48,16 @@ def test_play_a_full_game_with_bad_inputs(monkeypatch, capsys, seed):
     code, out, _ = run(["play", "--seed", str(seed)], monkeypatch, capsys, stdin)
     assert code == 0
     assert " 0 | 1 | 2\n---+---+---\n 3 | 4 | 5\n---+---+---\n 6 | 7 | 8" in out
-    assert "'abc' is not a number" in out
+    assert "'abc' is not a cell" in out
     assert "9 is not a cell" in out and "-1 is not a cell" in out
     assert "4 is taken by O: free cells are 1 2 3 5 6 7 8" in out
-    assert "'' is not a number" in out
-    assert "minimax (O) played 4:\n X | 1 | 2\n---+---+---\n 3 | O | 5" in out
-    assert "you (X) played 3:" in out and "minimax (O) played 6:" in out
-    assert "Result: O wins (minimax).\nAnother game?" in out
+    assert "'' is not a cell" in out
+    # One board a turn, after the reply; the last move in parentheses.
+    assert "you (X) played 0.\n\nminimax (O) played 4:\n X | 1 | 2\n---+---+---\n 3 |(O)| 5" in out
+    assert out.count("+---\n") == 2 * 4  # 4 boards: the empty one, then after each reply
+    assert "you (X) played 3." in out and "minimax (O) played 6:" in out
+    assert ("You lose: minimax (O) has 2 4 6 in a row.\nScore: you 0, minimax 1, draws 0.\n"
+            "Another game?") in out
     assert out.rstrip().endswith("Bye.")
 
 
@@ -63,6 +66,7 @@ def test_the_board_a_person_reads_is_the_envs_ansi_render():
     # env's actions and the losing lines of a report all count 0-8 row by row.
     for code in (game.EMPTY_BOARD, game.encode([1, 0, 0, 0, 2, 0, 0, 0, 0])):
         assert cli.board_text(code) + "\n" == rendering.ansi(code)
+        assert cli.board_text(code, last=4) + "\n" == rendering.ansi(code, last=4)
 
 
 def test_the_prompt_says_how_to_quit_and_q_quits(monkeypatch, capsys):
@@ -88,7 +92,8 @@ def test_another_game_in_the_same_or_swapped_seats(monkeypatch, capsys):
     assert out.count("You are O, playing minimax.") == 1
     assert "minimax (X) played" in out.split("You are O")[1]  # the seats really swapped
     assert "'maybe': press Enter for the same seats, s to swap, q to quit" in out
-    assert out.count("Result: O wins (minimax).") == 2
+    assert out.count("You lose: minimax (O) has 2 4 6 in a row.") == 2
+    assert "Score: you 0, minimax 2, draws 0." in out
     assert out.rstrip().endswith("Game abandoned.")
 
 
@@ -109,7 +114,7 @@ def test_play_as_o_and_end_of_input_leaves_cleanly(monkeypatch, capsys):
 def test_end_of_input_mid_game(monkeypatch, capsys):
     code, out, _ = run(["play", "--opponent", "random", "--seed", "0"], monkeypatch, capsys, "4\n")
     assert code == 0
-    assert "you (X) played 4" in out and "random (O) played" in out
+    assert "you (X) played 4." in out and "random (O) played" in out
     assert out.rstrip().endswith("No more input: game abandoned.")
 
 
@@ -131,9 +136,9 @@ def test_ctrl_c_exits_130(monkeypatch, capsys):
 @pytest.mark.parametrize(
     ("cells", "line"),
     [
-        ("XXXOO....", "Result: X wins (you)."),
-        ("XX.OOOX..", "Result: O wins (minimax)."),
-        ("XOXXOOOXX", "Result: draw."),
+        ("XXXOO....", "You win: 0 1 2 in a row."),
+        ("XX.OOOX..", "You lose: minimax (O) has 3 4 5 in a row."),
+        ("XOXXOOOXX", "Draw: the board is full."),
     ],
 )
 def test_result_line(cells, line):
