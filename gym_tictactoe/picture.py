@@ -77,7 +77,7 @@ class Layout(NamedTuple):
     shape: Shape
     cell: int  # grid line to grid line
     line: int  # width of an inner grid line
-    frame: int  # width of the frame
+    frame: int  # width of the frame: the outer grid lines, twice as thick as the inner
     scale: int  # of the 5x7 font; 0 when the board has no labels
     left: int  # x of the board's first grid line (the frame lies outside it)
     top: int
@@ -182,7 +182,7 @@ def _grid(image: npt.NDArray[np.float32], spec: Layout) -> None:
     for k in range(cols + 1):
         x = spec.left + k * spec.cell
         image[spec.top : bottom, x : x + spec.line] = GRID_COLOUR
-    f = spec.frame
+    f = spec.frame - spec.line  # the outer grid lines, thickened outwards into the frame
     image[spec.top - f : spec.top, spec.left - f : right + f] = GRID_COLOUR
     image[bottom : bottom + f, spec.left - f : right + f] = GRID_COLOUR
     image[spec.top : bottom, spec.left - f : spec.left] = GRID_COLOUR
