@@ -22,11 +22,13 @@ import numpy as np
 from gym_tictactoe import cli_models, cli_play, game, solver
 from gym_tictactoe.arguments import (
     board_arg,
+    model_file,
     player_list,
     player_names,
     positive_int,
     seed_arg,
 )
+from gym_tictactoe.checks import check_int
 from gym_tictactoe.cli_play import (  # noqa: F401  (the play command's names, as before)
     HumanPlayer,
     Quit,
@@ -36,6 +38,7 @@ from gym_tictactoe.cli_play import (  # noqa: F401  (the play command's names, a
 )
 from gym_tictactoe.extras import MissingExtra
 from gym_tictactoe.opponents import Opponent, parse_opponent, reset_opponent
+from gym_tictactoe.seeding import check_seed
 
 ARENA_PLAYERS = ("random", "heuristic", "montecarlo", "minimax")
 EXIT_INTERRUPTED = 130  # the shell's convention for a process ended by SIGINT
@@ -159,6 +162,7 @@ def arena(players: Sequence[str], games: int, seed: int | None,
           models: dict[str, Opponent] | None = None) -> list[tuple[str, str, dict]]:
     """(X spec, O spec, {"X": wins, "O": wins, "draw": n}) for every ordered pair of players.
     ``models``: the players already loaded from model files, by path (loaded once)."""
+    games, seed = check_int(games, "games", 0), check_seed(seed)
     rng = np.random.default_rng(seed)  # one stream, pairings in a fixed order: reproducible
     return [(x, o, _tally(x, o, games, rng, rules, models or {}))
             for x in players for o in players]
@@ -233,7 +237,7 @@ def _add_evaluate(subparsers: argparse._SubParsersAction) -> None:
                     "models (of one board): first their games against each other in both "
                     "seatings, then each one's evaluation.",
     )
-    evaluate.add_argument("paths", nargs="+", metavar="path",
+    evaluate.add_argument("paths", nargs="+", metavar="path", type=model_file,
                           help="a model file written by train.py (one, or two to compare)")
     evaluate.add_argument("--games", type=positive_int, default=200,
                           help="games per opponent and seat")

@@ -9,7 +9,6 @@ without the ``render`` extra.
 
 from __future__ import annotations
 
-import operator
 import os
 from typing import Any
 
@@ -18,6 +17,7 @@ import numpy.typing as npt
 from gymnasium.error import DependencyNotInstalled
 
 from gym_tictactoe import game, notation, picture, text_board
+from gym_tictactoe.checks import check_int, is_integer
 from gym_tictactoe.picture import (  # noqa: F401  (the colours' names before picture.py)
     BACKGROUND,
     GRID_COLOUR,
@@ -28,17 +28,18 @@ from gym_tictactoe.picture import (  # noqa: F401  (the colours' names before pi
 )
 
 MIN_CELL, MAX_CELL = picture.MIN_CELL, picture.MAX_CELL
+MAX_SIZE = 4096  # pixels: a typo must not ask for a picture of gigabytes
 Shape = tuple[int, int]
 
 
 def board_cells(board: Any, shape: Shape = (3, 3)) -> npt.NDArray[np.int8]:
     """The cells of ``board``: a position code (an int) or an array of ``rows * cols`` cells."""
     rows, cols = shape
-    if isinstance(board, int | np.integer) and not isinstance(board, bool):
+    if is_integer(board):
         return game.rules(rows, cols, min(rows, cols)).decode(int(board))
     cells = np.asarray(board)
-    if cells.shape != (rows * cols,) or cells.dtype.kind not in "iu" or not np.isin(
-            cells, (0, 1, 2)).all():
+    if cells.shape != (rows * cols,) or cells.dtype.kind not in "iu" or np.ma.is_masked(
+            board) or not np.isin(cells, (0, 1, 2)).all():
         raise ValueError(f"a {rows}x{cols} board is a position code or {rows * cols} cells of "
                          f"0, 1, 2; got {board!r}")
     return cells.astype(np.int8)
@@ -51,12 +52,8 @@ def _board(board: Any, shape: Shape, win_length: int | None) -> tuple[npt.NDArra
 
 
 def _last(last: Any, shape: Shape) -> int | None:
-    if last is None:
-        return None
-    cell = operator.index(last)
-    if not 0 <= cell < shape[0] * shape[1]:
-        raise ValueError(f"last must be a cell 0-{shape[0] * shape[1] - 1} or None; got {last!r}")
-    return cell
+    return check_int(last, "last", 0, shape[0] * shape[1] - 1, none=True,
+                     note=" (the last move's cell)")
 
 
 def ansi(board: Any, shape: Shape = (3, 3), *, last: int | None = None,
@@ -73,26 +70,23 @@ def ansi(board: Any, shape: Shape = (3, 3), *, last: int | None = None,
 
 def cell_size_for(size: Any, shape: Shape) -> int:
     """The largest cell size whose image fits in ``size`` pixels on its longer side."""
-    size = operator.index(size)
+    smallest = picture.layout(shape, MIN_CELL)
+    least = max(smallest.height, smallest.width)
+    size = check_int(size, "size", least, MAX_SIZE,
+                     note=f" pixels (at least {MIN_CELL} a cell on a {shape[0]}x{shape[1]} board)")
     for cell_size in range(min(MAX_CELL, size), MIN_CELL - 1, -1):
         spec = picture.layout(shape, cell_size)
         if max(spec.height, spec.width) <= size:
             return cell_size
-    least = picture.layout(shape, MIN_CELL)
-    raise ValueError(f"size must be at least {max(least.height, least.width)} pixels for a "
-                     f"{shape[0]}x{shape[1]} board; got {size}")
+    return MIN_CELL  # not reached: the smallest layout fits, as checked
 
 
 def check_cell_size(cell_size: Any, shape: Shape = (3, 3)) -> int:
     """``cell_size`` as an int in range, or the board's default when it is None."""
     if cell_size is None:
         return picture.default_cell_size(shape)
-    if isinstance(cell_size, bool) or not isinstance(cell_size, int | np.integer):
-        raise TypeError(f"cell_size must be an int of pixels ({MIN_CELL}-{MAX_CELL}) or None; "
-                        f"got {cell_size!r}")
-    if not MIN_CELL <= cell_size <= MAX_CELL:
-        raise ValueError(f"cell_size must be {MIN_CELL}-{MAX_CELL} pixels a cell; got {cell_size}")
-    return int(cell_size)
+    return check_int(cell_size, "cell_size", MIN_CELL, MAX_CELL,
+                     note=" pixels a cell (or None: the board's default)")
 
 
 def rgb_array(board: Any, size: int | None = None, shape: Shape = (3, 3), *,
