@@ -11,6 +11,8 @@ headless: SDL's dummy video driver, clicks posted to pygame's queue.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +23,14 @@ from gym_tictactoe import game, picture, rendering
 from gym_tictactoe.cli_play import Match, Quit, result_line
 
 AGAIN_HINT = "click: another game, s: swap seats, q: quit"
+HIDDEN_DRIVERS = ("offscreen", "dummy")  # SDL drivers that show nothing
+
+
+def _invisible(pygame: Any) -> bool:
+    """Whether SDL found no display and fell back to a driver that shows nothing, unasked (the
+    tests ask for the dummy one through SDL_VIDEODRIVER)."""
+    driver = pygame.display.get_driver()
+    return driver in HIDDEN_DRIVERS and os.environ.get("SDL_VIDEODRIVER") != driver
 
 
 class WindowGame:
@@ -105,9 +115,15 @@ class WindowPlayer:
 
 
 def play_in_window(match: Match, next_event: Callable[[WindowGame], Any] | None = None) -> int:
-    """Games in a window until the person quits; the exit code (0)."""
+    """Games in a window until the person quits; the exit code (0, or 1 with no display)."""
     window_game = WindowGame(match, next_event)
     try:
+        window_game.show("opening")
+        if _invisible(window_game.pygame):
+            print("gym-tictactoe play: error: no display to open a window on (SDL fell back to "
+                  "its offscreen driver): set DISPLAY, or play in the terminal without --gui",
+                  file=sys.stderr)
+            return 1
         while True:
             final = window_game.play_one()
             result = result_line(final, match.names, match.rules)

@@ -144,3 +144,14 @@ def test_play_gui_without_pygame_is_one_line(monkeypatch, capsys) -> None:
     err = capsys.readouterr().err
     assert err.startswith("gym-tictactoe play: error: pygame is not installed") and \
         err.count("\n") == 1
+
+
+def test_without_a_display_the_window_says_so_instead_of_hiding(monkeypatch, capsys) -> None:
+    # SDL falls back to its offscreen driver when it finds no display: a window nobody sees.
+    monkeypatch.setenv("SDL_VIDEODRIVER", "offscreen")
+    monkeypatch.setattr(gui, "_invisible", lambda pygame: pygame.display.get_driver() in
+                        gui.HIDDEN_DRIVERS)  # as if SDL had chosen offscreen unasked
+    assert gui.play_in_window(match(), lambda _: pytest.fail("no event is awaited")) == 1
+    err = capsys.readouterr().err
+    assert "no display to open a window on" in err and err.count("\n") == 1
+    assert not pygame.display.get_init()
