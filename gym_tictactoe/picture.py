@@ -148,9 +148,7 @@ def draw(cells: npt.NDArray[np.int8], shape: Shape, cell_size: int, last: int | 
     """The image of a position: ``cells`` absolute (0 empty, 1 X, 2 O), ``last`` the last
     move's cell or None, ``lines`` the winning lines to strike through."""
     spec = layout(shape, cell_size)
-    image = np.empty((spec.height, spec.width, 3), dtype=np.float32)
-    image[:] = BACKGROUND
-    _grid(image, spec)
+    image = _empty_board(spec).copy()
     if last is not None:
         y0, y1, x0, x1 = spec.cell_box(last)
         image[y0:y1, x0:x1] = LAST_COLOUR
@@ -161,18 +159,29 @@ def draw(cells: npt.NDArray[np.int8], shape: Shape, cell_size: int, last: int | 
         _blend(image[y0:y1, x0:x1], tile, colour)
     for line in lines:
         _strike(image, spec, line)
+    return image
+
+
+@lru_cache(maxsize=8)
+def _empty_board(spec: Layout) -> npt.NDArray[np.uint8]:
+    """Background, grid, frame and labels: what every position of a layout shares."""
+    image = np.empty((spec.height, spec.width, 3), dtype=np.uint8)
+    image[:] = BACKGROUND
+    _grid(image, spec)
     if spec.scale:
         _labels(image, spec)
-    return np.rint(image).astype(np.uint8)
+    image.setflags(write=False)  # shared through the cache
+    return image
 
 
-def _blend(region: npt.NDArray[np.float32], alpha: npt.NDArray, colour: tuple) -> None:
-    alpha = alpha[..., None]
-    region *= 1 - alpha
-    region += alpha * np.asarray(colour, dtype=np.float32)
+def _blend(region: npt.NDArray[np.uint8], alpha: npt.NDArray, colour: tuple) -> None:
+    """Paint ``colour`` over ``region`` (in place) with per-pixel opacity ``alpha``."""
+    pixels = region.astype(np.float32)
+    pixels += alpha[..., None] * (np.asarray(colour, dtype=np.float32) - pixels)
+    region[:] = np.rint(pixels)
 
 
-def _grid(image: npt.NDArray[np.float32], spec: Layout) -> None:
+def _grid(image: npt.NDArray[np.uint8], spec: Layout) -> None:
     rows, cols = spec.shape
     right = spec.left + cols * spec.cell + spec.line
     bottom = spec.top + rows * spec.cell + spec.line
@@ -189,7 +198,7 @@ def _grid(image: npt.NDArray[np.float32], spec: Layout) -> None:
     image[spec.top : bottom, right : right + f] = GRID_COLOUR
 
 
-def _strike(image: npt.NDArray[np.float32], spec: Layout, line: tuple[int, ...]) -> None:
+def _strike(image: npt.NDArray[np.uint8], spec: Layout, line: tuple[int, ...]) -> None:
     """A stroke through the centres of a winning line's cells, a little past each end."""
     (y0, x0), (y1, x1) = spec.centre(line[0]), spec.centre(line[-1])
     half = WIN_STROKE / 2 * spec.cell
@@ -204,7 +213,7 @@ def _strike(image: npt.NDArray[np.float32], spec: Layout, line: tuple[int, ...])
     _blend(image[top:bottom, left:right], cover, WIN_COLOUR)
 
 
-def _labels(image: npt.NDArray[np.float32], spec: Layout) -> None:
+def _labels(image: npt.NDArray[np.uint8], spec: Layout) -> None:
     """Column letters above and below the board, row numbers left and right of it."""
     rows, cols = spec.shape
     gap = spec.frame + spec.cell // 8
@@ -221,7 +230,7 @@ def _labels(image: npt.NDArray[np.float32], spec: Layout) -> None:
         _text(image, label, board_right + gap, y, spec.scale, "left")
 
 
-def _text(image: npt.NDArray[np.float32], text: str, x: int, y: int, scale: int,
+def _text(image: npt.NDArray[np.uint8], text: str, x: int, y: int, scale: int,
           anchor: str) -> None:
     """``text`` in the bitmap font, ``scale`` pixels a dot, placed by ``anchor`` at (x, y)."""
     glyphs = [np.kron(FONT[char], np.ones((scale, scale), dtype=bool)) for char in text]
