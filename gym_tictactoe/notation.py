@@ -17,7 +17,6 @@ import re
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from gym_tictactoe import game
 
@@ -85,11 +84,3 @@ def winning_lines(cells: Any, rules: game.Rules) -> list[tuple[int, ...]]:
     marks = board[rules.line_array]
     full = (marks[:, 0] != game.EMPTY) & (marks == marks[:, :1]).all(axis=1)
     return [rules.lines[i] for i in np.flatnonzero(full)]
-
-
-def winning_cells(cells: Any, rules: game.Rules) -> npt.NDArray[np.bool_]:
-    """A mask of the cells on a winning line (all False while nobody has won)."""
-    mask = np.zeros(rules.n_cells, dtype=bool)
-    for line in winning_lines(cells, rules):
-        mask[list(line)] = True
-    return mask

@@ -45,10 +45,12 @@ def board_cells(board: Any, shape: Shape = (3, 3)) -> npt.NDArray[np.int8]:
     return cells.astype(np.int8)
 
 
-def _board(board: Any, shape: Shape, win_length: int | None) -> tuple[npt.NDArray, game.Rules]:
-    rows, cols = shape
-    rules = game.rules(rows, cols, min(rows, cols) if win_length is None else win_length)
-    return board_cells(board, shape), rules
+def _winning_lines(cells: npt.NDArray[np.int8], shape: Shape,
+                   win_length: int | None) -> list[tuple[int, ...]]:
+    """The lines to mark: none when the win length is not known (3 on 3x3, tic-tac-toe)."""
+    if win_length is None and shape != (3, 3):
+        return []  # guessing would mark lines that win nothing
+    return notation.winning_lines(cells, game.rules(*shape, win_length or 3))
 
 
 def _last(last: Any, shape: Shape) -> int | None:
@@ -62,9 +64,11 @@ def ansi(board: Any, shape: Shape = (3, 3), *, last: int | None = None,
     boards of up to 16 cells, a compact board with column letters and row numbers on bigger
     ones (``text_board``). ``last``: the last move's cell, shown in parentheses. With
     ``colour``, ANSI codes make the last move bold and the winning line (of ``win_length``,
-    by default the shorter side) reversed."""
-    cells, rules = _board(board, shape, win_length)
-    win = notation.winning_cells(cells, rules) if colour else None
+    by default 3 on 3x3 and unmarked elsewhere) reversed."""
+    cells = board_cells(board, shape)
+    win = np.zeros(cells.size, dtype=bool)
+    for line in _winning_lines(cells, shape, win_length) if colour else ():
+        win[list(line)] = True
     return text_board.board_text(cells, shape, _last(last, shape), win, colour) + "\n"
 
 
@@ -93,18 +97,18 @@ def rgb_array(board: Any, size: int | None = None, shape: Shape = (3, 3), *,
               cell_size: int | None = None, last: int | None = None,
               win_length: int | None = None) -> npt.NDArray[np.uint8]:
     """The board as a uint8 ``(height, width, 3)`` image (``picture``): a frame and grid, red X
-    strokes, blue O rings, the ``last`` move's cell tinted, the winning line (of
-    ``win_length``, by default the shorter side) struck through, letters and numbers round
-    boards of more than 16 cells. ``board`` is a position code or the cells of a ``shape``
-    board. Its scale: ``cell_size`` pixels a cell, or the largest that fits ``size`` pixels on
-    the longer side; by default 80 pixels a cell up to 9x9, then less, about 720 pixels across."""
+    strokes, blue O rings, the ``last`` move's cell tinted, the winning line struck through (of
+    ``win_length``; by default 3 on 3x3 and none elsewhere), letters and numbers round boards
+    of more than 16 cells. ``board`` is a position code or the cells of a ``shape`` board. Its
+    scale: ``cell_size`` pixels a cell, or the largest that fits ``size`` pixels on the longer
+    side; by default 80 pixels a cell up to 9x9, then less, about 720 pixels across."""
     if size is not None and cell_size is not None:
         raise ValueError("give size (pixels of the longer side) or cell_size, not both")
     cell_size = cell_size_for(size, shape) if size is not None else check_cell_size(
         cell_size, shape)
-    cells, rules = _board(board, shape, win_length)
+    cells = board_cells(board, shape)
     return picture.draw(cells, shape, cell_size, _last(last, shape),
-                        notation.winning_lines(cells, rules))
+                        _winning_lines(cells, shape, win_length))
 
 
 class Window:

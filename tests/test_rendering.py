@@ -246,6 +246,8 @@ def test_the_winning_line_is_struck_through() -> None:
     cells[56] = game.X
     five = rendering.rgb_array(cells, shape=(15, 15), win_length=5)
     assert not greenish(four).any() and greenish(five).sum() > 1000
+    # Without the win length no line is marked: four in a row wins on 15x15x4, not on x5.
+    assert not greenish(rendering.rgb_array(cells, shape=(15, 15))).any()
 
 
 def test_big_boards_have_letters_and_numbers_round_them() -> None:
