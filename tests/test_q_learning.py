@@ -271,7 +271,7 @@ def corrupt(saved: Path, case: str) -> Path:
 
 
 @pytest.mark.parametrize("case, message", [
-    ("truncated", "unreadable, perhaps truncated"),
+    ("truncated", "not a readable zip archive, perhaps truncated"),
     ("random bytes", "not a zip archive"),
     ("a single .npy", "not a zip archive"),
     ("no marker", r"missing entries \['format.npy'\]"),
