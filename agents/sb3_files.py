@@ -65,7 +65,9 @@ def save_model(model: BaseAlgorithm, path: str | os.PathLike,
         model.save(temp)
         with zipfile.ZipFile(temp, "a") as archive:
             data = json.loads(archive.read("data"))
-            _custom_objects(marker, data, path)  # refuse now what could not be loaded later
+            # Refuse now what could not be loaded later.
+            _check_settings(marker, data, rules.n_cells, path)
+            _custom_objects(marker, data, path)
             archive.writestr(MARKER, json.dumps(marker, indent=2))
     return path
 

@@ -181,12 +181,21 @@ def _summary(tensors: dict[str, th.Tensor]) -> str:
     return text if len(tensors) <= 20 else f"{text[:-1]}, ... ({len(tensors)} in all)}}"
 
 
+class NoOptimizer:
+    """The optimiser of a policy built to play, which never learns: building torch's Adam
+    imports its compiler on first use, 4 s and 70 MB, more than the rest of loading."""
+
+    def __init__(self, params: Any, **kwargs: Any) -> None:
+        self.param_groups: list[dict[str, Any]] = []
+
+
 def build_policy(net: Network, weights: dict[str, th.Tensor]) -> BasePolicy:
     """The algorithm's policy alone, holding ``weights`` (checked by :func:`read_weights`),
-    in evaluation mode: what playing needs, without the algorithm's buffers or an env."""
+    in evaluation mode: what playing needs, without the algorithm's buffers, an env or an
+    optimiser (``NoOptimizer``)."""
     cls = ALGO_CLASSES[net.algo].policy_aliases["MlpPolicy"]
     policy = cls(observation_space(net.algo, net.n_cells), spaces.Discrete(net.n_cells),
-                 FloatSchedule(0.0), net_arch=net.net_arch)
+                 FloatSchedule(0.0), net_arch=net.net_arch, optimizer_class=NoOptimizer)
     policy.load_state_dict(weights, strict=True)
     policy.set_training_mode(False)
     return policy
