@@ -2,10 +2,11 @@
 
 zipfile reports a damaged archive in many ways: BadZipFile, NotImplementedError (an unknown
 "version needed" or compression method), OSError (an offset before the start of the file),
-EOFError (a member cut short), zlib.error, RuntimeError (an encrypted member),
-UnicodeDecodeError (a name flagged UTF-8 that is not), struct.error, OverflowError. The model
-files (``agents.models``, ``agents.q_files``, ``agents.sb3_files``) open their archives only
-through :func:`open_zip`, which turns each into the caller's own one-line error.
+EOFError (a member cut short), zlib.error or LZMAError (a compressed stream that is not),
+RuntimeError (an encrypted member), UnicodeDecodeError (a name flagged UTF-8 that is not),
+struct.error, OverflowError. The model files (``agents.models``, ``agents.q_files``,
+``agents.sb3_files``) open their archives only through :func:`open_zip`, which turns each into
+the caller's own one-line error.
 """
 
 from __future__ import annotations
@@ -18,7 +19,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO
 
-ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError,
+try:
+    from lzma import LZMAError
+except ImportError:  # Python built without lzma: zipfile then refuses LZMA members itself
+    LZMAError = zlib.error
+
+ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, LZMAError, EOFError, OSError,
               NotImplementedError, RuntimeError, UnicodeDecodeError, struct.error, OverflowError)
 Bad = Callable[[str], Exception]
 

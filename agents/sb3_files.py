@@ -222,7 +222,8 @@ def _check_members(archive: zipfile.ZipFile, path: Path) -> dict[str, zipfile.Zi
         raise ValueError(f"{path} holds more than one member named {repeated}: {EXPECTED}")
     unknown = sorted(set(names) - set(MEMBER_BYTES) - {"policy.pth", "policy.optimizer.pth"})
     if unknown:
-        raise ValueError(f"{path} holds unknown members {unknown[:10]}: {EXPECTED}")
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        raise ValueError(f"{path} holds unknown members {unknown[:5]}{more}: {EXPECTED}")
     missing = sorted({"data", "policy.pth", MARKER} - set(names))
     if missing:
         raise ValueError(f"{path} lacks {missing}: {EXPECTED}")

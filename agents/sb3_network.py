@@ -144,7 +144,11 @@ def read_weights(raw: bytes, net: Network) -> dict[str, th.Tensor]:
                 or not tensor.is_contiguous()
                 or tensor.untyped_storage().nbytes() != 4 * tensor.numel()):
             raise ValueError(f"tensor {key!r} is not a plain float32 tensor of its own")
-    return _torch_load(raw, "cpu")
+    weights = _torch_load(raw, "cpu")
+    bad = [key for key, tensor in weights.items() if not th.isfinite(tensor).all()]
+    if bad:
+        raise ValueError(f"tensors {bad[:5]} hold non-finite values")
+    return weights
 
 
 def _check_records(raw: bytes, net: Network) -> None:
@@ -154,8 +158,9 @@ def _check_records(raw: bytes, net: Network) -> None:
             infos = inner.infolist()
     except (*ZIP_ERRORS, ValueError) as error:
         raise ValueError(f"the weights are not torch's zip ({one_line(error)})") from None
-    data = [info for info in infos if re.fullmatch(r"[^/]+/data/\d+", info.filename)]
-    small = [info for info in infos if info not in data]
+    data, small = [], []
+    for info in infos:
+        (data if re.fullmatch(r"[^/]+/data/\d+", info.filename) else small).append(info)
     if not (all(_TORCH_RECORD.fullmatch(info.filename) for info in infos)
             and all(info.compress_type == zipfile.ZIP_STORED for info in infos)
             and all(info.file_size <= PICKLE_BYTES for info in small)

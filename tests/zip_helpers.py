@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import struct
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -53,3 +55,17 @@ def mutate(data: bytes, rng: np.random.Generator) -> bytes:
 def _central_directory(data: bytes | bytearray) -> int:
     end = data.rindex(END)
     return struct.unpack_from("<I", data, end + 16)[0]
+
+
+def mutate_member(data: bytes, name: str, rng: np.random.Generator) -> bytes:
+    """The archive ``data`` with member ``name`` mutated (``mutate``) and stored again with a
+    matching CRC: what a damaged inner structure (torch's own zip of the weights) looks like to
+    a reader past the outer archive's checks."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        members = {info.filename: archive.read(info) for info in archive.infolist()}
+    members[name] = mutate(members[name], rng)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for member, content in members.items():
+            archive.writestr(member, content)
+    return out.getvalue()
