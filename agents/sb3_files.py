@@ -141,7 +141,7 @@ def load_model(path: str | os.PathLike, algo: str | None = None,
     contents = read_model(path)
     if algo is not None and check_algo(algo) != contents.algo:
         raise ValueError(f"{contents.path} holds a {contents.algo} model, not {algo}")
-    if rules is not None and contents.rules is not rules:
+    if rules is not None and contents.rules != rules:
         raise ValueError(f"{contents.path} was trained on the {contents.rules.name} board, not "
                          f"on {rules.name}")
     custom = _custom_objects(contents.marker, contents.data, contents.path)
