@@ -22,7 +22,7 @@ EXPECTED = ("a Q-table .npz written by QLearningAgent.save or an SB3 .zip writte
 def model_kind(path: str | os.PathLike) -> str:
     """``"q"`` or ``"sb3"``; FileNotFoundError or a ValueError saying what was expected."""
     path = existing_file(path, "model file")
-    with open_zip(path, partial(_not_a_model, path)) as archive:
+    with open_zip(path, partial(_not_a_model, path), "model file") as archive:
         names = set(archive.namelist())
     if "format.npy" in names:
         return "q"

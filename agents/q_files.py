@@ -23,9 +23,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from agents.archives import one_line, open_zip
+from agents.archives import MAX_FILE_BYTES, check_compression, one_line, open_zip
 from gym_tictactoe import game
-from gym_tictactoe.files import atomic_path, existing_file
+from gym_tictactoe.files import atomic_path, open_regular
 from gym_tictactoe.npz import Entry, _header, array_entry, describe, read_entry
 
 FORMAT = "gym_tictactoe.q_learning/1"
@@ -99,12 +99,11 @@ def _read_npz(path: Path, make_config: Callable[..., Any],
     checked from its zip entry and .npy header before any data is read, never unpickled.
     The tables' headers are checked against the config's board before ``table_shape`` (which
     may build the board's index: seconds on 16 cells) is asked for their exact shape."""
-    existing_file(path, "Q-learning agent file")
-    with open(path, "rb") as file:
+    with open_regular(path, "Q-learning agent file", MAX_FILE_BYTES) as file:
         if file.read(4) not in ZIP_MAGIC:  # else np.load would try it as .npy or pickle
             raise _bad_file(path, "it is not a zip archive")
     try:
-        with open_zip(path, partial(_bad_file, path)) as archive:
+        with open_zip(path, partial(_bad_file, path), "Q-learning agent file") as archive:
             _check_members(archive, path)
             arrays = {key: _read_entry(archive, key, path, entry)
                       for key, entry in ENTRIES.items()}
@@ -127,6 +126,7 @@ def _check_declared_tables(archive: zipfile.ZipFile, path: Path, config: Any) ->
     expected = f"({n_codes}, {cells})" if dense else f"(rows, {cells}) with rows <= {n_codes}"
     shapes = []
     for key in TABLES:
+        check_compression(archive.getinfo(f"{key}.npy"), partial(_bad_file, path))
         with archive.open(f"{key}.npy") as member:
             shape, _, dtype = _header(member, key, partial(_bad_file, path))
         if dtype.hasobject:

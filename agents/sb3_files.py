@@ -115,7 +115,7 @@ def read_model(path: str | os.PathLike) -> ModelFile:
     the policy's weights are inflated. FileNotFoundError, or a one-line ValueError.
     """
     path = existing_file(path, "model file")
-    with open_zip(path, partial(_not_ours, path)) as archive:
+    with open_zip(path, partial(_not_ours, path), "model file") as archive:
         marker, data, net = _read_settings(archive, path)
         raw = read_member(archive, "policy.pth", net.max_file_bytes(), partial(_not_ours, path))
     try:
@@ -181,7 +181,7 @@ def _not_ours(path: Path, problem: str) -> ValueError:
 
 
 def _settings(path: Path) -> tuple[dict[str, Any], dict[str, Any], Network]:
-    with open_zip(path, partial(_not_ours, path)) as archive:
+    with open_zip(path, partial(_not_ours, path), "model file") as archive:
         return _read_settings(archive, path)
 
 
