@@ -16,6 +16,7 @@ import math
 import pickle
 import re
 import struct
+import warnings
 import zipfile
 from dataclasses import dataclass
 from itertools import pairwise
@@ -172,7 +173,11 @@ def _check_records(raw: bytes, net: Network) -> None:
 
 def _torch_load(raw: bytes, device: str) -> Any:
     try:
-        return th.load(io.BytesIO(raw), map_location=device, weights_only=True)
+        # A damaged pickle makes torch warn (its protocol, storage types): the file is refused
+        # or loaded whole all the same, with our own words.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return th.load(io.BytesIO(raw), map_location=device, weights_only=True)
     except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, KeyError, IndexError,
             TypeError, AttributeError, AssertionError, struct.error, OverflowError,
             NotImplementedError, zipfile.BadZipFile, UnicodeDecodeError) as error:

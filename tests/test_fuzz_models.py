@@ -2,17 +2,19 @@
 
 Every mutated file (mostly in the zip's structure: central directory, end record, local
 headers; also cuts and repeated chunks; for SB3 half of them in torch's own zip of the weights,
-stored again with a valid CRC) must give either a clear error (ValueError or
-FileNotFoundError, one line naming the file) or a correct load (the original's values), never
-another exception type, a hang (a 30 s alarm per file) or an allocation beyond a stated bound:
-``PEAK_BYTES`` of Python allocations (tracemalloc), and torch is only ever handed bytes of the
-file itself, whose tensors' sizes were checked against the network before their data is read.
+stored again with a valid CRC) must give either a clear error (ValueError or FileNotFoundError,
+one line naming the file) or a correct load (the original's values; legal moves from other
+weights), never another exception type, a warning, a hang (a 30 s alarm per file) or an
+allocation beyond a stated bound: ``PEAK_BYTES`` of Python allocations (tracemalloc), and torch
+is only ever handed bytes of the file itself, whose tensors' sizes were checked against the
+network before their data is read.
 """
 
 from __future__ import annotations
 
 import signal
 import tracemalloc
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,7 +41,8 @@ MASKS = game.LEGAL_MASK[CODES]
 
 @contextmanager
 def bounded(path: Path) -> Iterator[None]:
-    """Fail on a hang, or on Python allocations beyond PEAK_BYTES, while loading ``path``."""
+    """Fail on a hang, a warning, or Python allocations beyond PEAK_BYTES while loading
+    ``path``."""
     def hang(*args):
         raise AssertionError(f"loading {path} did not end within {HANG_SECONDS} s")
 
@@ -47,7 +50,9 @@ def bounded(path: Path) -> Iterator[None]:
     signal.alarm(HANG_SECONDS)
     tracemalloc.start()
     try:
-        yield
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # one line of our own, not a library's warning
+            yield
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
