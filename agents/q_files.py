@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import tokenize
 import zipfile
 from collections.abc import Callable
 from dataclasses import asdict
@@ -23,7 +22,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from agents.archives import MAX_FILE_BYTES, check_compression, one_line, open_zip
+from agents.archives import MAX_FILE_BYTES, check_compression, open_zip
 from gym_tictactoe import game
 from gym_tictactoe.files import atomic_path, open_regular
 from gym_tictactoe.npz import Entry, _header, array_entry, describe, read_entry
@@ -102,19 +101,16 @@ def _read_npz(path: Path, make_config: Callable[..., Any],
     with open_regular(path, "Q-learning agent file", MAX_FILE_BYTES) as file:
         if file.read(4) not in ZIP_MAGIC:  # else np.load would try it as .npy or pickle
             raise _bad_file(path, "it is not a zip archive")
-    try:
-        with open_zip(path, partial(_bad_file, path), "Q-learning agent file") as archive:
-            _check_members(archive, path)
-            arrays = {key: _read_entry(archive, key, path, entry)
-                      for key, entry in ENTRIES.items()}
-            config = _config(arrays, path, make_config)
-            _check_declared_tables(archive, path, config)
-            # A board other than the one asked for is table_shape's own ValueError.
-            shape = TABLE_SHAPE if table_shape is None else tuple(table_shape(config))
-            arrays.update({key: _read_entry(archive, key, path, _table_entry(key, shape))
-                           for key in TABLES})
-    except tokenize.TokenError as error:  # numpy's .npy header parser lets this one out
-        raise _bad_file(path, f"an entry has no valid .npy header ({one_line(error)})") from None
+    with open_zip(path, partial(_bad_file, path), "Q-learning agent file") as archive:
+        _check_members(archive, path)
+        arrays = {key: _read_entry(archive, key, path, entry)
+                  for key, entry in ENTRIES.items()}
+        config = _config(arrays, path, make_config)
+        _check_declared_tables(archive, path, config)
+        # A board other than the one asked for is table_shape's own ValueError.
+        shape = TABLE_SHAPE if table_shape is None else tuple(table_shape(config))
+        arrays.update({key: _read_entry(archive, key, path, _table_entry(key, shape))
+                       for key in TABLES})
     return config, arrays
 
 
