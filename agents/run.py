@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import EXPLORING_STARTS
+from agents.numerics import numerics
 from agents.run_config import (
     CHECKPOINT_GAMES,
     CHECKPOINT_OPPONENTS,
@@ -226,7 +227,7 @@ def _run(config: RunConfig, folder: RunFolder, pool: Any) -> Path:
     final = folder.reserve()
     perfect = {f"perfect_at_{config.clock}": first} if config.exact else {}
     results = {"config": run_config(config, trained, final), "seed": config.seed,
-               "versions": versions(),
+               "versions": versions(), "numerics": numerics(),
                "timings": {"train_seconds": round(train_seconds, 3),
                            "total_seconds": round(time.perf_counter() - start, 3)},
                **perfect, **summary, "learning_curve": checkpoint.curve}
