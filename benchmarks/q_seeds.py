@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -56,7 +57,7 @@ def run_seed(seed: int, folder: Path) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    progress, runs = Progress(len(args.seeds)), []
+    progress, runs, load = Progress(len(args.seeds)), [], os.getloadavg()[0]
     for seed in args.seeds:
         with tempfile.TemporaryDirectory(prefix="q_seeds_") as temp:
             run = run_seed(seed, Path(temp))
@@ -74,7 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(args.out) as temp_path:
         temp_path.write_text(json.dumps({"command": " ".join(["python", *sys.argv]),
-                                         "runs": runs}, indent=2))
+                                         "load_average_at_start": load, "runs": runs},
+                                        indent=2))
     print(f"results written to {args.out}")
     return 0
 

@@ -1,7 +1,7 @@
-"""The measured tables of docs/figures.md, generated from the committed benchmark results.
+"""The measured tables of the docs, generated from the committed benchmark results.
 
-    python benchmarks/tables.py            # rewrite every table in docs/figures.md
-    python benchmarks/tables.py --check    # exit 1, naming each table that differs
+    python benchmarks/tables.py            # rewrite every table in docs/figures.md, docs/index.md
+    python benchmarks/tables.py --check    # and README.md; --check: exit 1 naming each that differs
 
 A table sits between ``<!-- table: NAME -->`` and ``<!-- end table -->``; ``TABLES`` maps each
 NAME to the function that writes it from ``benchmarks/results/``. Nothing between the markers is
@@ -25,6 +25,7 @@ import speed_table
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 DOCS = ROOT / "docs" / "figures.md"
+PAGES = (DOCS, ROOT / "docs" / "index.md", ROOT / "README.md")  # the pages that may hold tables
 MARKER = re.compile(r"<!-- table: (?P<name>[a-z0-9-]+) -->\n(?P<body>.*?)<!-- end table -->\n",
                     re.DOTALL)
 ALGO_NAMES = {"dqn": "DQN", "maskable-ppo": "MaskablePPO", "ppo": "PPO", "q": "tabular Q"}
@@ -184,9 +185,49 @@ def _self_play_cell(row: dict[str, Any] | None) -> str:
     return rate
 
 
+def headline(results: Path) -> str:
+    """The front page's summary: one figure of each benchmark, with its command."""
+    seeds = [run["perfect_at_episodes"] for run in load(results, "q_seeds.json")["runs"]]
+    sb3 = _default_runs(results)
+    perfect = sum(run["perfect"] is not None for run in sb3)
+    budget = max(run["timesteps"] for run in sb3) // 10_000 * 10  # PPO rounds up to a rollout
+    tabular = [row for row in load(results, "self_play_3x3/summary.json")["runs"]
+               if row["run"] == "q-3x3"]
+    boards = load(results, "q_boards.json")["runs"]
+    single = load(results, "speed.json")["medians"]["single env, moves/s"]
+    return markdown(["what", "result", "command"], [
+        ["tabular Q-learning, 3x3, seeds " + _seeds(len(seeds)), _spread(seeds, "episodes"),
+         "`python train.py --seed S`"],
+        ["DQN / MaskablePPO / PPO, 3x3, seeds " + _seeds(len(sb3) // 3),
+         f"perfect within {budget}k timesteps, every seed" if perfect == len(sb3)
+         else f"perfect in {perfect} of {len(sb3)} runs", "`python benchmarks/training.py`"],
+        ["tabular self-play, 3x3, seeds " + _seeds(len(tabular)),
+         _spread([row["perfect_at"] for row in tabular], "episodes"),
+         "`python benchmarks/self_play.py`"],
+        ["tabular Q on " + " / ".join(run["board"] for run in boards)
+         + f", {boards[0]['curve'][-1]['episodes'] // 1_000_000}M episodes",
+         " / ".join(percent(run["curve"][-1]["rate"], 1) for run in boards) + " optimal moves",
+         "`python benchmarks/q_boards.py`"],
+        ["single env, 3x3, against PettingZoo's `tictactoe_v3`",
+         f"{speed_table.ratio(single['gym-tictactoe'] / single['PettingZoo env()'])} the moves "
+         "per second", "`make bench`"]])
+
+
+def _seeds(count: int) -> str:
+    return f"0\N{EN DASH}{count - 1}"
+
+
+def _spread(counts: list[int | None], unit: str) -> str:
+    """perfect after 17,000-53,000 episodes, or how many runs were not perfect."""
+    if None in counts:
+        return f"perfect in {len(counts) - counts.count(None)} of {len(counts)} runs"
+    return f"perfect after {min(counts):,}\N{EN DASH}{max(counts):,} {unit}"
+
+
 TABLES: dict[str, Callable[[Path], str]] = {
     "q-seeds": q_seeds, "q-boards": q_boards, "sb3-timesteps": sb3_timesteps,
     "ablation": ablation, "self-play": self_play, "speed": speed_table.speed,
+    "headline": headline,
 }
 
 
@@ -211,7 +252,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true",
                         help="change nothing; exit 1 if a table differs from the results")
-    parser.add_argument("--docs", type=Path, default=DOCS, help="the page (default: %(default)s)")
+    parser.add_argument("--docs", type=Path, nargs="+", default=list(PAGES),
+                        help="the pages (default: docs/figures.md, docs/index.md, README.md)")
     parser.add_argument("--results", type=Path, default=RESULTS,
                         help="the results folder (default: %(default)s)")
     return parser.parse_args(argv)
@@ -219,22 +261,25 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    try:
-        text = args.docs.read_text()
-        new, changed = render(text, args.results)
-    except (OSError, ValueError, KeyError) as error:
-        print(f"tables.py: {error}", file=sys.stderr)
-        return 2
-    if args.check:
-        for name in changed:
-            print(f"tables.py: table {name!r} in {args.docs} differs from {args.results}; "
-                  "run python benchmarks/tables.py", file=sys.stderr)
-        return 1 if changed else 0
-    if changed:
-        args.docs.write_text(new)
-    print(f"{len(changed)} of {len(MARKER.findall(text))} tables rewritten"
-          + (f": {', '.join(changed)}" if changed else ""))
-    return 0
+    stale = 0
+    for page in args.docs:
+        try:
+            text = page.read_text()
+            new, changed = render(text, args.results)
+        except (OSError, ValueError, KeyError) as error:
+            print(f"tables.py: {page}: {error}", file=sys.stderr)
+            return 2
+        stale += len(changed)
+        if args.check:
+            for name in changed:
+                print(f"tables.py: table {name!r} in {page} differs from {args.results}; "
+                      "run python benchmarks/tables.py", file=sys.stderr)
+            continue
+        if changed:
+            page.write_text(new)
+        print(f"{page}: {len(changed)} of {len(MARKER.findall(text))} tables rewritten"
+              + (f" ({', '.join(changed)})" if changed else ""))
+    return 1 if args.check and stale else 0
 
 
 if __name__ == "__main__":
