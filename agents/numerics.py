@@ -11,7 +11,7 @@ kernels of this kind, and its episodes reproduce everywhere.
 ``REPRODUCIBLE`` pins both to paths every x86-64 CPU runs (torch's generic kernels, MKL's SSE2
 branch): with it the parameters came out bit for bit the same whether MKL, oneDNN and NumPy were
 limited to AVX2 or used AVX-512, and so did the timesteps to perfect play (110,016 for that
-seed). It costs about 1.6 times the CPU time per timestep, mostly MKL's. The benchmarks set it
+seed). It costs about 1.5 times the CPU time per timestep, nearly all MKL's. The benchmarks set it
 for their SB3 runs; ``train.py`` does not, but records ``numerics()`` in its results so that a
 figure says what it came from. Other architectures (ARM) use other kernels altogether.
 """

@@ -106,6 +106,8 @@ def run_one(algo: str, variant: str, seed: int, timesteps: int, eval_every: int
                                 eval_every=eval_every, progress_bar=False,
                                 stop_when_perfect=True, threads=1, env_options=options)
     seconds = time.perf_counter() - start
+    with sb3.torch_threads(1):  # as in training: what numerics() reports
+        machine = numerics()
     history = callback.history
     perfect = next((entry for entry in history if entry["perfect"]), None)
     return {
@@ -114,7 +116,7 @@ def run_one(algo: str, variant: str, seed: int, timesteps: int, eval_every: int
         "timesteps": int(model.num_timesteps), "wall_seconds": round(seconds, 1),
         "perfect": perfect, "best_rate": max(entry["rate"] for entry in history),
         "final": history[-1], "averaged": _averaged(model, algo, options),
-        "numerics": numerics(), "history": history,
+        "numerics": machine, "history": history,
     }
 
 
