@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from gym_tictactoe import game, rendering, starts
+from gym_tictactoe import checks, game, rendering, starts
 from gym_tictactoe.opponents import (
     Opponent,
     act_on_code,
@@ -18,6 +18,7 @@ from gym_tictactoe.opponents import (
     reset_opponent,
     resolve_opponent,
 )
+from gym_tictactoe.seeding import check_seed
 
 AGENT_MARKS = ("X", "O", "random")
 ILLEGAL_ACTIONS = ("lose", "raise")
@@ -61,15 +62,9 @@ class RenderModes(list):
 
 
 def check_choice(name: str, value: Any, allowed: tuple) -> Any:
-    """``value`` if it is one of ``allowed``, else a ValueError listing them (also for values
-    that cannot be compared, such as arrays)."""
-    try:
-        known = value in allowed
-    except (TypeError, ValueError):  # an array's == gives no single truth value
-        known = False
-    if not known:
-        raise ValueError(f"{name} must be one of {list(allowed)}; got {value!r}")
-    return value
+    """``value`` if it is one of ``allowed``, else a ValueError listing them
+    (``checks.check_choice``, under the argument order the env modules use)."""
+    return checks.check_choice(value, name, allowed)
 
 
 def check_seat(rules: game.Rules, agent_mark: Any) -> str:
@@ -87,7 +82,7 @@ def as_cell(action: Any, n_cells: int = game.N_CELLS) -> int | None:
         return action if 0 <= action < n_cells else None
     if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
         action = action.reshape(())[()]
-    if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer):
+    if not checks.is_integer(action):  # also a masked element: np.ma.masked is no integer
         return None
     return int(action) if 0 <= action < n_cells else None
 
@@ -192,7 +187,10 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     * ``agent_mark``: ``"X"``, ``"O"`` or ``"random"`` (drawn at every reset). Default ``"X"``.
     * ``illegal_action``: ``"lose"`` (the episode ends with reward -1) or ``"raise"`` (a
       ``ValueError`` naming the move and the legal moves). Default ``"lose"``.
-    * ``render_mode``: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``.
+    * ``render_mode``: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``. Every mode marks
+      the last move; images strike through a winning line (``gym_tictactoe.rendering``).
+    * ``cell_size``: pixels a cell of ``"rgb_array"`` and ``"human"`` images, 12-256. Default
+      ``None``: 80 up to 9x9, less on bigger boards (about 720 pixels across).
     * ``rows``, ``cols``, ``win_length``: the board, 1 <= rows, cols <= 15 and
       1 <= win_length <= max(rows, cols). Default 3, 3, 3.
     * ``start``: ``"empty"`` or ``"random"`` (exploring starts, above). Default ``"empty"``.
@@ -203,7 +201,8 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
 
     ## Version History
     * v0: initial version; ``rows``, ``cols`` and ``win_length`` added without changing 3x3;
-      ``start`` and ``start_probability`` added, the default (``"empty"``) unchanged.
+      ``start`` and ``start_probability`` added, the default (``"empty"``) unchanged;
+      ``cell_size`` added, pictures framed and scaled with the board, the last move marked.
     """
 
     metadata = {"render_modes": RenderModes(["human", "ansi", "rgb_array"]), "render_fps": 4}
@@ -220,6 +219,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         win_length: int = 3,
         start: str = "empty",
         start_probability: float = 1.0,
+        cell_size: int | None = None,
     ) -> None:
         self.rules = game.rules(rows, cols, win_length)
         self.opponent = resolve_opponent(opponent, self.rules)
@@ -241,7 +241,9 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         self.agent = game.X
         self.done = False
         self._no_moves = np.zeros(n, dtype=np.int8)
-        self._screen = rendering.Screen(self.render_mode, self.metadata["render_fps"])
+        self._screen = rendering.Screen(self.render_mode, self.metadata["render_fps"],
+                                        rendering.check_cell_size(cell_size, self.rules.shape))
+        self.last_move: int | None = None  # the cell the pictures mark
 
     @property
     def agent_mark(self) -> str:
@@ -255,11 +257,12 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[npt.NDArray[np.int8], dict[str, Any]]:
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be a dict such as {{'agent_mark': 'O'}}; "
                              f"got {options!r}")
         options = options or {}
+        self.last_move = None
         mark = check_seat(self.rules, options.get("agent_mark", self.agent_mark_option))
         if self._random_start(options):
             self._start_anywhere()
@@ -288,7 +291,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         code = -1 if cell is None else self._next[self.code][cell]
         if code < 0:
             return self._illegal(action)
-        self.code = code
+        self.code, self.last_move = code, cell
         opponent_action = None if self._terminal[code] else self._opponent_move()
         winner = self._winner[self.code]
         reward = 0.0 if winner == game.NO_WINNER else (1.0 if winner == self.agent else -1.0)
@@ -298,7 +301,8 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         if self.render_mode is None:
             gym.logger.warn("render() called with render_mode=None; pass render_mode to make()")
             return None
-        return self._screen.render(self._board(), self.rules.shape)
+        return self._screen.render(self._board(), self.rules.shape, self.last_move,
+                                   self.rules.win_length)
 
     def close(self) -> None:
         self._screen.close()
@@ -332,7 +336,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         if cell is None or stones.cells[cell] != game.EMPTY:
             return self._illegal(action)
         stones.play(cell, self.agent)
-        self.code = stones.code
+        self.code, self.last_move = stones.code, cell
         opponent_action = None if stones.terminal else self._opponent_move()
         winner = stones.winner
         reward = 0.0 if winner == game.NO_WINNER else (1.0 if winner == self.agent else -1.0)
@@ -347,7 +351,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         code = -1 if cell is None else self._next[self.code][cell]
         if code < 0:
             self._bad_opponent_move(move)
-        self.code = code
+        self.code, self.last_move = code, cell
         return cell
 
     def _opponent_move_stones(self, mark: int) -> int:
@@ -357,7 +361,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         if cell is None or stones.cells[cell] != game.EMPTY:
             self._bad_opponent_move(move)
         stones.play(cell, mark)
-        self.code = stones.code
+        self.code, self.last_move = stones.code, cell
         return cell
 
     def _bad_opponent_move(self, move: Any) -> None:
@@ -367,7 +371,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     def _illegal(self, action: Any) -> tuple[npt.NDArray[np.int8], float, bool, bool, dict]:
         legal = np.flatnonzero(self._legal_mask()).tolist()
         if self.illegal_action == "raise":
-            raise ValueError(f"illegal action {action!r}: legal moves are {legal}")
+            raise ValueError(f"illegal action {checks.shown(action)}: legal moves are {legal}")
         self.done = True
         info = self._info()
         info["illegal_action"] = True
