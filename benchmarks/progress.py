@@ -8,6 +8,7 @@ Within one long unit (a 4x4 Q-learning run), ``line`` says how far it is with it
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -34,6 +35,26 @@ def line(done: float, total: float, elapsed: float) -> str:
         return f"{duration(elapsed)} so far"
     left = elapsed * (total - done) / done
     return f"{duration(elapsed)} so far, about {duration(left)} left"
+
+
+def writable(path: Path, program: str) -> Path:
+    """``path`` once its folder exists and can be written, before any work is done; else one line
+    on stderr and exit 2 (a typo in --out must not cost an hour of measurements)."""
+    reason = None
+    if path.is_dir():
+        reason = "it is a folder"
+    else:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            reason = error.strerror or str(error)
+        else:
+            if not os.access(path.parent, os.W_OK):
+                reason = f"{path.parent} is not writable"
+    if reason:
+        print(f"{program}: cannot write {path}: {reason}", file=sys.stderr)
+        raise SystemExit(2)
+    return path
 
 
 class Progress:

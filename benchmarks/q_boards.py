@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, line
+from progress import RUNS, line, writable
 
 from gym_tictactoe.arguments import probability
 
@@ -185,6 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                    options)))
         return 0
     boards = [parse_board(board) for board in args.boards]  # usage errors before any work
+    writable(args.out, "q_boards.py")
     results: dict[str, Any] = {"command": " ".join(["python", *sys.argv]),
                                "machine": f"{platform.machine()}, shared 2 cores",
                                "python": platform.python_version(), "seed": args.seed}

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress
+from progress import RUNS, Progress, writable
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,6 +57,7 @@ def run_seed(seed: int, folder: Path) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    writable(args.out, "q_seeds.py")
     progress, runs, load = Progress(len(args.seeds)), [], os.getloadavg()[0]
     for seed in args.seeds:
         with tempfile.TemporaryDirectory(prefix="q_seeds_") as temp:

@@ -32,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
 from progress import RUNS as RUNS_FOLDER
-from progress import Progress
+from progress import Progress, writable
 
 from agents.numerics import REPRODUCIBLE
 from agents.run_folder import run_folders
@@ -114,6 +114,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    writable(args.out / "summary.json", "self_play.py")
     rows, progress = [], Progress(len(args.runs) * len(args.seeds))
     for name in args.runs:
         for seed in args.seeds:

@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its
 import alphabeta
 import boards as other_boards
 import pettingzoo_speed
-from progress import RUNS, Progress
+from progress import RUNS, Progress, writable
 
 Play = Callable[[], int]  # one unit of work, returning what it counted (moves, timesteps)
 # The module each contender needs beyond gym-tictactoe's own dependencies (checked, not installed)
@@ -336,6 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     notes: list[str] = []
     print("versions:", ", ".join(f"{k} {v}" for k, v in environment().items()))
+    writable(args.json, "speed.py")
     progress = Progress(steps())
     results = benchmark(args.quick, notes, progress)
     checks = check_targets(results)

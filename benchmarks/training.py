@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress
+from progress import RUNS, Progress, writable
 
 from agents import sb3
 from agents.numerics import REPRODUCIBLE, numerics
@@ -217,7 +217,7 @@ def _environment(args: argparse.Namespace, runs: list[dict[str, Any]]) -> dict[s
             "cpus": os.cpu_count(), "jobs": args.jobs, "torch_threads": 1,
             "kernels": "native" if args.native_kernels else "reproducible",
             "numerics": runs[0]["numerics"] if runs else numerics(),
-            "load_average_at_start": args.load_average,
+            "load_average_at_start": getattr(args, "load_average", None),
             **{name: version(name) for name in packages}}
 
 
@@ -238,6 +238,7 @@ def write_results(path: Path, args: argparse.Namespace, runs: list[dict[str, Any
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    writable(args.out, "training.py")
     args.load_average = os.getloadavg()[0]
     runs = run_all(args)
     print(format_runs(runs))

@@ -108,6 +108,15 @@ def test_progress_lines_estimate_the_time_left(capsys):
     assert capsys.readouterr().err.startswith("[1/3] seed 0: perfect; ")
 
 
+@pytest.mark.parametrize("name", ["training", "q_boards", "q_seeds", "speed"])
+def test_an_output_that_cannot_be_written_stops_before_any_work(name, tmp_path, capsys):
+    option = "--json" if name == "speed" else "--out"
+    with pytest.raises(SystemExit) as stop:
+        _module(name).main([option, str(tmp_path)])  # a folder, not a file
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == f"{name}.py: cannot write {tmp_path}: it is a folder\n"
+
+
 def test_speed_reports_each_group(monkeypatch, capsys):
     speed = _module("speed")
     monkeypatch.setattr(speed, "measure", lambda group, *args: {name: [1.0] for name in group})
