@@ -31,7 +31,9 @@ from gym_tictactoe.arguments import (
     seed_arg,
 )
 from gym_tictactoe.extras import MissingExtra
-from gym_tictactoe.opponents import Opponent, parse_opponent, reset_opponent
+from gym_tictactoe.opponents import Opponent, parse_opponent
+from gym_tictactoe.players import as_player
+from gym_tictactoe.positions import Position, new_position
 
 ARENA_PLAYERS = ("random", "heuristic", "montecarlo", "minimax")
 EXIT_INTERRUPTED = 130  # the shell's convention for a process ended by SIGINT
@@ -68,16 +70,24 @@ def play_game(
 
     ``on_move(code, mark, cell)`` is called after every move (the play command shows the board).
     """
-    for player in players.values():
-        reset_opponent(player, rng)
-    code = game.EMPTY_BOARD
-    while not rules.is_terminal(code):
-        mark = rules.to_move(code)
-        cell = int(players[mark].act(rules.decode(code).copy(), mark, rng))
-        code = rules.play(code, cell)
+    seats = {mark: as_player(player, rules) for mark, player in players.items()}
+    for player in seats.values():
+        player.reset(rng)
+    position = new_position(rules)
+    while not position.terminal:
+        mark = position.mark
+        cell = int(seats[mark].move(position, rng))
+        if not (0 <= cell < rules.n_cells and position.play(cell)):
+            raise ValueError(f"move {cell!r} is not legal here; legal moves: "
+                             f"{np.flatnonzero(position.mask()).tolist()}")
         if on_move is not None:
-            on_move(code, mark, cell)
-    return code
+            on_move(_code(position), mark, cell)
+    return _code(position)
+
+
+def _code(position: Position) -> game.Position:
+    """The position's code, computed on boards too big to keep one."""
+    return position.rules.encode(position.cells) if position.code is None else position.code
 
 
 def _add_board(parser: argparse.ArgumentParser) -> None:

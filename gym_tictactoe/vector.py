@@ -17,10 +17,11 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from gym_tictactoe import game, rendering, starts
-from gym_tictactoe.env import ILLEGAL_ACTIONS, VIEWS, as_cell, check_choice, check_seat
-from gym_tictactoe.opponents import Opponent
+from gym_tictactoe.env import ILLEGAL_ACTIONS, VIEWS, check_choice, check_seat
+from gym_tictactoe.opponents import Opponent, resolve_player
+from gym_tictactoe.players import BatchPlayer, Boards, Cells
+from gym_tictactoe.positions import as_cell
 from gym_tictactoe.vector_boards import make_boards
-from gym_tictactoe.vector_opponents import Boards, Cells, vectorize_opponent
 
 __all__ = ["VIEWS", "TicTacToeVectorEnv", "vectorize_opponent"]
 
@@ -29,6 +30,19 @@ REWARDS = np.array([[0, 0, 0], [0, 1, -1], [0, -1, 1]], dtype=np.float32)
 _REWARDS = REWARDS.ravel()  # row-major: REWARDS[agent, winner] is _REWARDS[agent * 3 + winner]
 MAX_NUM_ENVS = 2**24  # 16.7 M boards already take gigabytes; beyond, arrays fail to allocate
 NO_MOVE = -1  # opponent_action of a board where the opponent did not move
+
+
+def vectorize_opponent(opponent: Opponent | str, num_envs: int,
+                       rules: game.Rules = game.TICTACTOE,
+                       agents: npt.NDArray[np.int8] | None = None) -> BatchPlayer:
+    """The batch form of an opponent for ``num_envs`` boards of ``rules``: its player's own
+    ``batch`` (``players.Player``; table players by look-ups or masks, epsilon and mixtures
+    combined, a policy with ``act_batch`` once per batch, anything else board by board). A name
+    or ``parse_opponent`` spec is parsed first. ``agents`` is the env's array of the agent's
+    mark per board (the opponent has the other)."""
+    if agents is None:
+        agents = np.full(num_envs, game.X, dtype=np.int8)
+    return resolve_player(opponent, rules).batch(num_envs, rules, agents)
 
 
 class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], npt.NDArray]):
@@ -254,8 +268,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         if boards.size == 0:
             return np.zeros(0, dtype=self._cell_dtype)
         positions = self.positions
-        asked = positions.codes[boards] if self.rules.tabled else positions
-        cells = self.opponent.act(asked, boards, self.np_random)
+        cells = self.opponent.act(positions.asked(boards), boards, self.np_random)
         positions.play(boards, cells)
         return cells
 

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
-from gym_tictactoe.env import views
+from gym_tictactoe.positions import views
 
 Boards = npt.NDArray[np.intp]  # indices of boards in the batch
 
@@ -37,6 +37,10 @@ class CodeBoards:
 
     def restart(self, boards: Boards) -> None:
         self.codes[boards] = game.EMPTY_BOARD
+
+    def asked(self, boards: Boards) -> npt.NDArray[np.int64]:
+        """What a batch player is handed for ``boards``: their codes."""
+        return self.codes[boards]
 
     def place(self, boards: Boards, cells: npt.NDArray[np.int8],
               codes: npt.NDArray[np.int64]) -> None:
@@ -111,6 +115,10 @@ class CellBoards:
         self._marks[boards] = (cells != game.EMPTY).sum(axis=1)
         if self.codes is not None:
             self.codes[boards] = codes if codes is not None else cells @ self.rules.pow3
+
+    def asked(self, boards: Boards) -> CellBoards:
+        """What a batch player is handed for ``boards``: the whole batch, read by index."""
+        return self
 
     def legal(self, cells: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
         free = self.board[np.arange(len(cells)), cells] == game.EMPTY
