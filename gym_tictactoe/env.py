@@ -209,7 +209,10 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         if mark == "random":
             mark = "XO"[int(self.np_random.integers(2))]
         self.agent, self.done = game.MARKS[mark], False
-        self.position = new_position(self.rules)
+        if self.position is None:
+            self.position = new_position(self.rules)
+        else:
+            self.position.clear()
         self._player.reset(self.np_random)
         opponent_action = self._opponent_move() if self.agent == game.O else None
         observation, _, _, _, info = self._finish_step(0.0, opponent_action)
@@ -221,7 +224,8 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         position = self.position
         if self.done or position is None:
             raise RuntimeError("the episode is over (or never began): call reset() before step()")
-        cell = as_cell(action, self._n)
+        n = self._n  # a plain int in range is a cell as it is: as_cell's first case, inlined
+        cell = action if type(action) is int and 0 <= action < n else as_cell(action, n)
         if cell is None or not position.play(cell):
             return self._illegal(action)
         opponent_action = None if position.terminal else self._opponent_move()
@@ -243,7 +247,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         """The legal cells of the current position (for sb3-contrib's MaskablePPO)."""
         if self.done or self.position is None:
             return np.zeros(self.rules.n_cells, dtype=bool)
-        return self.position.mask().astype(bool)
+        return self.position.mask().view(bool)  # a new array of 0 and 1: a bool view of it
 
     def _random_start(self, options: dict[str, Any]) -> bool:
         """Whether this episode starts at a random position (drawing the coin if need be)."""
@@ -260,8 +264,10 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
 
     def _opponent_move(self) -> int:
         position = self.position
-        move = self._player.move(position, self.np_random)
-        cell = as_cell(move, self._n)
+        # reset() made the generator (the np_random property would check on every move).
+        move = self._player.move(position, self._np_random)
+        n = self._n
+        cell = move if type(move) is int and 0 <= move < n else as_cell(move, n)
         if cell is None or not position.play(cell):
             raise RuntimeError(f"opponent {self.opponent!r} played {move!r}; legal moves: "
                                f"{np.flatnonzero(position.mask()).tolist()}")

@@ -199,7 +199,10 @@ class raw_env(AECEnv, EzPickle):
         self.truncations = dict.fromkeys(AGENTS, False)
         self.infos = {agent: {} for agent in AGENTS}
         self.agent_selection, self._skip_agent_selection = AGENTS[0], None
-        self._position = new_position(self.rules)
+        if self._position is None:
+            self._position = new_position(self.rules)
+        else:
+            self._position.clear()
         self._done = False
         if self.render_mode == "human":
             self.render()
@@ -209,7 +212,8 @@ class raw_env(AECEnv, EzPickle):
         if self._done:
             return self._dead_step(action)
         agent = self.agent_selection
-        cell = as_cell(action, self._n)
+        n = self._n  # a plain int in range is a cell as it is: as_cell's first case, inlined
+        cell = action if type(action) is int and 0 <= action < n else as_cell(action, n)
         position = self._position
         if cell is None or not position.play(cell):
             return self._illegal(agent, action)
@@ -234,7 +238,7 @@ class raw_env(AECEnv, EzPickle):
         """The absolute cells as a (rows, cols) grid (a view: never handed out as it is)."""
         if self._position is None:
             raise RuntimeError("no game yet: call reset() first")
-        return self._position.cells.reshape(self.rules.shape)
+        return self._position.grid
 
     def _end(self, winner: int, illegal_by: str | None = None) -> None:
         """Finish the game: both agents terminated, the rewards given."""

@@ -9,10 +9,11 @@
   the board is solved (at most ``game.SOLVED_CELLS`` cells), for the solver's look-ups.
 
 Both answer alike: ``rules``, ``code`` (None where the board has no codes), ``mark`` (the side
-to move), ``winner``, ``terminal``, ``cells`` (absolute, a view to copy before keeping),
-``play(cell) -> bool``, ``undo(cell)``, ``legal(cell)``, ``moves()``, ``mask()``, ``view(mark)``
-and ``copy()``. The envs, the AEC env, the command line's games and the players use this type
-and never ask which regime they are in. A batch of positions is ``vector_boards``'s.
+to move), ``winner``, ``terminal``, ``cells`` (absolute, a view to copy before keeping) and
+``grid`` (the same as ``(rows, cols)``); ``play(cell) -> bool``, ``undo(cell)``, ``clear()``,
+``legal(cell)``, ``moves()``, ``mask()``, ``view(mark)`` and ``copy()``. The envs, the AEC
+env, the command line's games and the players use this type and never ask which regime they are
+in. A batch of positions is ``vector_boards``'s.
 """
 
 from __future__ import annotations
@@ -66,14 +67,14 @@ def as_cell(action: Any, n_cells: int = game.N_CELLS) -> int | None:
 class TablePosition:
     """A position of a tabled board: its code; each rule is a look-up. Mutable (a game's state)."""
 
-    __slots__ = ("_lists", "_next", "_tables", "_terminals", "_views", "_winners", "code",
-                 "mark", "rules", "terminal", "winner")
+    __slots__ = ("_grids", "_lists", "_next", "_tables", "_terminals", "_views", "_winners",
+                 "code", "mark", "rules", "terminal", "winner")
 
     def __init__(self, rules: game.Rules, code: game.Position = game.EMPTY_BOARD) -> None:
         self.rules = rules
         # What every question reads, fetched once per game rather than per question.
         (self._next, self._terminals, self._winners, self._tables, self._views,
-         self._lists, to_move) = _table_parts(rules)
+         self._lists, to_move, self._grids) = _table_parts(rules)
         self.code = code
         self.mark: int = to_move[code]
         self.winner: int = self._winners[code]
@@ -82,6 +83,10 @@ class TablePosition:
     @property
     def cells(self) -> npt.NDArray[np.int8]:
         return self._tables.cells[self.code]
+
+    @property
+    def grid(self) -> npt.NDArray[np.int8]:
+        return self._grids[self.code]
 
     def legal(self, cell: int) -> bool:
         """Whether ``cell`` (an int 0..n-1) is a legal move now."""
@@ -96,6 +101,10 @@ class TablePosition:
         self.code, self.mark = code, 3 - self.mark  # X + O - mark: the other side
         self.winner, self.terminal = self._winners[code], self._terminals[code]
         return True
+
+    def clear(self) -> None:
+        """Back to the empty board, X to move (a new game in the same object)."""
+        self.code, self.mark, self.winner, self.terminal = game.EMPTY_BOARD, game.X, 0, False
 
     def undo(self, cell: int) -> None:
         """Take back the last move, ``cell`` (no check: search's own bookkeeping)."""
@@ -137,8 +146,9 @@ class _LegalLists(dict):
 @cache
 def _table_parts(rules: game.Rules) -> tuple:
     by_mark = (None, *views(rules))  # one array per mark: a 1-d index is the cheaper one
-    return (*step_lists(rules), rules.tables, by_mark, _LegalLists(rules),
-            rules.tables.to_move.tolist())
+    tables = rules.tables
+    return (*step_lists(rules), tables, by_mark, _LegalLists(rules), tables.to_move.tolist(),
+            tables.cells.reshape(-1, *rules.shape))
 
 
 class StonePosition:
@@ -148,10 +158,15 @@ class StonePosition:
     def __init__(self, rules: game.Rules) -> None:
         self.rules = rules
         self.cells = np.zeros(rules.n_cells, dtype=np.int8)
+        self.clear()
+
+    def clear(self) -> None:
+        """Back to the empty board, X to move (a new game in the same object)."""
+        self.cells[:] = game.EMPTY
         self.bits = [0, 0, 0]  # by mark; index 0 unused
         # Kept where the solver can use it (at most 16 cells): a code of 225 cells is a 357-bit
         # int whose update would cost more than the rest of the move.
-        self.code: int | None = game.EMPTY_BOARD if rules.solvable else None
+        self.code: int | None = game.EMPTY_BOARD if self.rules.solvable else None
         self.mark = game.X
         self.winner = game.NO_WINNER
         self.terminal = False
@@ -169,6 +184,10 @@ class StonePosition:
         stones.winner = int(rules._cells_winner(stones.cells[None])[0])
         stones.terminal = stones.winner != game.NO_WINNER or bool(stones.cells.all())
         return stones
+
+    @property
+    def grid(self) -> npt.NDArray[np.int8]:
+        return self.cells.reshape(self.rules.shape)
 
     def legal(self, cell: int) -> bool:
         return not self.terminal and self.cells[cell] == game.EMPTY

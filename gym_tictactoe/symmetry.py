@@ -25,8 +25,8 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
-from gym_tictactoe.env import as_cell
 from gym_tictactoe.game import Rules
+from gym_tictactoe.positions import as_cell
 from gym_tictactoe.stochastic import offers_probabilities, probabilities_of
 
 __all__ = ["SymmetrizedPolicy", "canonical_symmetries", "canonicalize", "symmetry_table",
