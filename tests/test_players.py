@@ -115,3 +115,18 @@ def test_positions_play_undo_and_agree_with_the_rules(size):
             assert position.mark == before[2] and position.play(cell)
     assert rules.winner(code) == position.winner and rules.is_terminal(code)
     assert not position.mask().any() and len(position.moves()) == 0
+
+
+def test_a_player_written_as_one_class_plays_the_command_lines_game():
+    from gym_tictactoe.cli import play_game
+
+    # Highest (X) takes 8, 7, 6 while Lowest (O) takes 0, 1: X completes the bottom row.
+    seen = []
+    final = play_game({game.X: Highest(), game.O: Lowest()}, np.random.default_rng(0),
+                      lambda code, mark, cell: seen.append((mark, cell)))
+    assert seen == [(game.X, 8), (game.O, 0), (game.X, 7), (game.O, 1), (game.X, 6)]
+    assert game.winner(final) == game.X
+    big = game.rules(6, 6, 4)  # a board without codes kept: the final code is computed
+    final = play_game({game.X: Highest(**big.kwargs), game.O: Lowest(**big.kwargs)},
+                      np.random.default_rng(0), rules=big)
+    assert big.winner(final) == game.X and big.decode(final)[-4:].tolist() == [1] * 4
