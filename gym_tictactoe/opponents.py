@@ -47,7 +47,6 @@ __all__ = ["MAX_PLAYOUTS", "OPPONENTS", "EpsilonOpponent", "HeuristicOpponent",
            "MinimaxOpponent", "MixtureOpponent", "MonteCarloOpponent", "Opponent", "Policy",
            "PolicyOpponent", "RandomOpponent", "TableOpponent", "make_opponent", "parse_opponent",
            "random_playouts", "random_playouts_cells", "reset_opponent", "resolve_opponent"]
-_pick = pick  # the earlier name
 
 
 class EpsilonOpponent(Player):

@@ -208,7 +208,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """The cells each board accepts now, ``(num_envs, cells)`` bool. A board waiting for its
         autoreset ignores its action, so every cell is allowed there (not an all-False row)."""
-        masks = self.positions.legal_bool()
+        masks = self.positions.mask_bool()
         masks[self.ended] = True
         return masks
 
@@ -243,7 +243,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
             self.agents[empty] = rng.integers(game.X, game.O + 1, size=empty.size)
         else:
             self.agents[empty] = game.MARKS[mark]
-        self.positions.restart(boards)
+        self.positions.clear(boards)
         if anywhere is not None:
             self._start_anywhere(boards[anywhere])
         self.ended[boards] = False
@@ -294,16 +294,16 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         board = int(np.flatnonzero(illegal)[0])
         action = np.asarray(actions)[board]
         action = action.item() if isinstance(action, np.generic) else action
-        legal = self.positions.legal_moves(board)
+        legal = self.positions.moves(board)
         raise ValueError(f"illegal action {action!r} on board {board} (and {illegal.sum() - 1} "
                          f"more): legal moves there are {legal}")
 
     def _observations(self) -> npt.NDArray[np.int8]:
-        return self.positions.observations(self.agents)
+        return self.positions.view(self.agents)
 
     def _infos(self, opponent_action: Cells, illegal: npt.NDArray[np.bool_],
                winner: npt.NDArray[np.int8] | None = None) -> dict[str, Any]:
-        masks = self.positions.legal_masks()  # all zeros at finished positions
+        masks = self.positions.mask()  # all zeros at finished positions
         masks[illegal] = 0
         winner = self.positions.winner() if winner is None else winner.copy()
         winner[illegal] = game.SWAP.take(self.agents[illegal])  # an illegal move forfeits
