@@ -23,7 +23,9 @@ import numpy.typing as npt
 
 from agents import EXPLORING_STARTS
 from gym_tictactoe import game
+from gym_tictactoe.checks import check_int, check_number
 from gym_tictactoe.opponents import MixtureOpponent, Opponent, PolicyOpponent, parse_opponent
+from gym_tictactoe.seeding import check_seed
 from gym_tictactoe.stochastic import UniformPolicy
 
 EvalHook = Callable[[Any, int], bool]
@@ -55,13 +57,12 @@ class SnapshotPool:
 
     def __init__(self, rules: game.Rules = game.TICTACTOE, size: int = 5,
                  mix: str | None = None, share: float = 0.0, seed: int | None = 0) -> None:
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise ValueError(f"size must be a positive number of snapshots; got {size!r}")
+        size = check_int(size, "size", 1, note=" (snapshots)")
         if mix is None and share != 0.0:
             raise ValueError(f"share {share!r} of the episodes needs a mix opponent to play them")
-        if mix is not None and not (isinstance(share, int | float) and 0.0 < share < 1.0):
-            raise ValueError(f"share must be a number strictly between 0 and 1 (the episodes "
-                             f"against {mix!r}); got {share!r}")
+        if mix is not None:
+            check_number(share, "share", 0.0, 1.0, low_open=True, high_open=True,
+                         note=f" (the episodes against {mix!r})")
         self.rules, self.size, self.mix, self.share = rules, size, mix, float(share)
         self.slots = [Slot(UniformPolicy(seed=seed)) for _ in range(size)]
         self.added = 0  # snapshots taken so far; the next replaces slot added % size
@@ -69,7 +70,7 @@ class SnapshotPool:
     def add(self, policy: Any) -> None:
         """Put a frozen copy of ``policy`` (``policy.frozen()``) in place of the oldest."""
         own = getattr(policy, "rules", None)
-        if isinstance(own, game.Rules) and own is not self.rules:
+        if isinstance(own, game.Rules) and own != self.rules:
             raise ValueError(f"a snapshot of a {own.name} policy cannot join a pool of the "
                              f"{self.rules.name} board")
         frozen = getattr(policy, "frozen", None)
@@ -87,7 +88,7 @@ class SnapshotPool:
 
         policy, _ = load_policy(path)
         own = getattr(policy, "rules", game.TICTACTOE)
-        if own is not self.rules:
+        if own != self.rules:
             raise ValueError(f"snapshot {path} plays the {own.name} board; this pool is for the "
                              f"{self.rules.name} board")
         self.add(policy)
@@ -120,15 +121,17 @@ def train_q(agent: Any, pool: SnapshotPool, episodes: int, refresh_every: int, *
     Returns the episodes trained."""
     import gymnasium as gym
 
-    for name, value in (("episodes", episodes), ("refresh_every", refresh_every),
-                        ("eval_every", eval_every)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer; got {value!r}")
+    from agents.q_learning import _progress_bar  # the one bar of tabular training
+
+    episodes, refresh_every, eval_every = (
+        check_int(value, name, 1) for name, value in (
+            ("episodes", episodes), ("refresh_every", refresh_every), ("eval_every", eval_every)))
+    seed = check_seed(seed)
     options = EXPLORING_STARTS if env_options is None else env_options
     env = gym.make("TicTacToe-v0", opponent=pool.opponent(), agent_mark=agent_mark,
                    **pool.rules.kwargs, **options)
     bar = _progress_bar(episodes) if progress else None
-    done, evaluated = 0, 0
+    done, mark = 0, eval_every
     while done < episodes:
         chunk = min(refresh_every, episodes - done)
         # Later chunks reseed the env from the agent's generator: the two seeds fix the run.
@@ -137,8 +140,8 @@ def train_q(agent: Any, pool: SnapshotPool, episodes: int, refresh_every: int, *
         pool.add(agent)
         if bar is not None:
             bar.update(chunk)
-        if on_eval is not None and (done // eval_every > evaluated or done == episodes):
-            evaluated = done // eval_every
+        if on_eval is not None and (done >= mark or done == episodes):
+            mark = next_mark(done, mark, eval_every)
             if on_eval(agent, agent.episodes):
                 break
     if bar is not None:
@@ -146,10 +149,11 @@ def train_q(agent: Any, pool: SnapshotPool, episodes: int, refresh_every: int, *
     return done
 
 
-def _progress_bar(total: int) -> Any:
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, unit="episode", desc="self-play", smoothing=0.05)
+def next_mark(count: int, mark: int, every: int) -> int:
+    """The multiple of ``every`` after ``mark`` that lies beyond ``count``: the next time an
+    every-N action is due once it was due at ``mark`` and ``count`` has been reached (a chunk of
+    episodes or a vector step of n_envs timesteps may pass more than one multiple)."""
+    return mark + every * (1 + (count - mark) // every)
 
 
 def snapshot_callback(pool: SnapshotPool, every: int, algo: str, canonical: bool) -> Any:
@@ -159,8 +163,7 @@ def snapshot_callback(pool: SnapshotPool, every: int, algo: str, canonical: bool
 
     from agents.sb3_policy import ModelPolicy
 
-    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-        raise ValueError(f"every must be a positive number of timesteps; got {every!r}")
+    every = check_int(every, "every", 1, note=" (timesteps)")
 
     class SnapshotCallback(BaseCallback):
         def _on_training_start(self) -> None:
@@ -168,7 +171,7 @@ def snapshot_callback(pool: SnapshotPool, every: int, algo: str, canonical: bool
 
         def _on_step(self) -> bool:
             if self.num_timesteps >= self.next:
-                self.next += every * (1 + (self.num_timesteps - self.next) // every)
+                self.next = next_mark(self.num_timesteps, self.next, every)
                 pool.add(ModelPolicy(self.model, algo, pool.rules, canonical))
             return True
 

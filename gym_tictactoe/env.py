@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from gym_tictactoe import game, rendering, starts
+from gym_tictactoe import checks, game, rendering, starts
 from gym_tictactoe.opponents import Opponent, resolve_opponent
 from gym_tictactoe.players import as_player
 from gym_tictactoe.positions import (  # as_cell, views and step_lists: their earlier home
@@ -20,6 +20,7 @@ from gym_tictactoe.positions import (  # as_cell, views and step_lists: their ea
     step_lists,
     views,
 )
+from gym_tictactoe.seeding import check_seed
 
 AGENT_MARKS = ("X", "O", "random")
 ILLEGAL_ACTIONS = ("lose", "raise")
@@ -41,15 +42,9 @@ class RenderModes(list):
 
 
 def check_choice(name: str, value: Any, allowed: tuple) -> Any:
-    """``value`` if it is one of ``allowed``, else a ValueError listing them (also for values
-    that cannot be compared, such as arrays)."""
-    try:
-        known = value in allowed
-    except (TypeError, ValueError):  # an array's == gives no single truth value
-        known = False
-    if not known:
-        raise ValueError(f"{name} must be one of {list(allowed)}; got {value!r}")
-    return value
+    """``value`` if it is one of ``allowed``, else a ValueError listing them
+    (``checks.check_choice``, under the argument order the env modules use)."""
+    return checks.check_choice(value, name, allowed)
 
 
 def check_seat(rules: game.Rules, agent_mark: Any) -> str:
@@ -195,7 +190,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[npt.NDArray[np.int8], dict[str, Any]]:
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be a dict such as {{'agent_mark': 'O'}}; "
                              f"got {options!r}")
@@ -275,7 +270,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
 
     def _illegal(self, action: Any) -> tuple[npt.NDArray[np.int8], float, bool, bool, dict]:
         if self.illegal_action == "raise":
-            raise ValueError(f"illegal action {action!r}: legal moves are "
+            raise ValueError(f"illegal action {checks.shown(action)}: legal moves are "
                              f"{np.flatnonzero(self.position.mask()).tolist()}")
         return self._finish_step(-1.0, None, illegal=True)
 

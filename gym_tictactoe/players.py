@@ -96,7 +96,7 @@ class Player:
 
     def _board_args(self) -> str:
         rules = self.rules
-        return "" if rules is game.TICTACTOE else (
+        return "" if rules == game.TICTACTOE else (
             f", rows={rules.rows}, cols={rules.cols}, win_length={rules.win_length}")
 
 

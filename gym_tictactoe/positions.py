@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe import game
+from gym_tictactoe import checks, game
 
 
 @cache
@@ -59,7 +59,7 @@ def as_cell(action: Any, n_cells: int = game.N_CELLS) -> int | None:
         return action if 0 <= action < n_cells else None
     if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
         action = action.reshape(())[()]
-    if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer):
+    if not checks.is_integer(action):  # also a masked element: np.ma.masked is no integer
         return None
     return int(action) if 0 <= action < n_cells else None
 
@@ -260,12 +260,17 @@ def new_position(rules: game.Rules = game.TICTACTOE) -> Position:
     return TablePosition(rules) if rules.tabled else StonePosition(rules)
 
 
+def code_of(position: Position) -> game.Position:
+    """The position's code, computed where the position keeps none (boards of over 16 cells)."""
+    return position.rules.encode(position.cells) if position.code is None else position.code
+
+
 def from_board(rules: game.Rules, board: Any, mark: int | None = None) -> Position:
     """The position with these absolute cells (0 empty, 1 X, 2 O; a ValueError otherwise);
     ``mark``, when given, is the side to move (a player's ``act`` is told whose move it is)."""
     cells = np.asarray(board)
     if cells.shape != (rules.n_cells,) or cells.dtype.kind not in "iu" \
-            or not ((cells >= 0) & (cells <= 2)).all():
+            or np.ma.is_masked(board) or not ((cells >= 0) & (cells <= 2)).all():
         raise ValueError(f"a {rules.name} board is {rules.n_cells} cells of 0 (empty), 1 (X) or "
                          f"2 (O); got {board!r}")
     cells = cells.astype(np.int8)

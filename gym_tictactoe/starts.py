@@ -23,25 +23,20 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
+from gym_tictactoe.checks import check_choice, check_number
 from gym_tictactoe.game import Rules
 
 STARTS = ("empty", "random")
 
 
 def check_start(start: Any, name: str = "start") -> str:
-    if not isinstance(start, str) or start not in STARTS:
-        raise ValueError(f"{name} must be one of {list(STARTS)}; got {start!r}")
-    return start
+    return check_choice(start, name, STARTS)
 
 
 def check_start_probability(probability: Any) -> float:
     """A float in [0, 1]: the chance that an episode of a ``start="random"`` env starts at a
     random position."""
-    if isinstance(probability, bool | np.bool_) or not isinstance(
-            probability, int | float | np.integer | np.floating) \
-            or not 0.0 <= probability <= 1.0:  # also False for NaN
-        raise ValueError(f"start_probability must be a number in [0, 1]; got {probability!r}")
-    return float(probability)
+    return check_number(probability, "start_probability", 0.0, 1.0)
 
 
 def random_starts(rng: np.random.Generator, size: int, start: str,

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game, heuristic, solver
+from gym_tictactoe.checks import check_flag
 from gym_tictactoe.players import BatchPlayer, LoopPlayer, Player, pick
 from gym_tictactoe.positions import Position
 from gym_tictactoe.vector_opponents import MaskPlayer, PolicyPlayer, RandomCells, TablePlayer
@@ -31,9 +32,7 @@ class TableOpponent(Player):
 
     def __init__(self, deterministic: bool = False, *, rows: int = 3, cols: int = 3,
                  win_length: int = 3) -> None:
-        if not isinstance(deterministic, bool | np.bool_):
-            raise ValueError(f"deterministic must be True or False; got {deterministic!r}")
-        self.deterministic = bool(deterministic)
+        self.deterministic = check_flag(deterministic, "deterministic")
         self._set_board(rows, cols, win_length)
 
     @property

@@ -308,14 +308,14 @@ def test_random_seat_is_drawn_per_board_per_episode():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"num_envs": 0}, "num_envs must be a positive integer"),
-        ({"num_envs": 2.5}, "num_envs must be a positive integer"),
+        ({"num_envs": 0}, "num_envs must be an integer from 1 to 16,777,216"),
+        ({"num_envs": 2.5}, "num_envs must be an integer from 1 to 16,777,216"),
         ({"agent_mark": "Z"}, r"agent_mark must be one of \['X', 'O', 'random'\]"),
         ({"illegal_action": "ignore"}, r"illegal_action must be one of \['lose', 'raise'\]"),
         ({"render_mode": "human"}, r"render_mode must be one of \[None, 'ansi'\]"),
         ({"opponent": PolicyOpponent(lambda obs, mask: 0, rows=4, cols=4)}, "not on 3x3x3"),
-        ({"rows": 16}, "rows and cols must be 1..15"),
-        ({"win_length": 4}, r"win_length must be 1..max\(rows, cols\) = 3"),
+        ({"rows": 16}, "rows must be an integer from 1 to 15"),
+        ({"win_length": 4}, r"win_length must be an integer from 1 to 3"),
         ({"opponent": "minimax", "rows": 5, "cols": 5}, "use 'alphabeta'"),
         ({"opponent": "nobody"}, "unknown opponent 'nobody'"),
     ],
@@ -495,7 +495,7 @@ def test_reset_options_must_be_a_dict(options):
 
 @pytest.mark.parametrize("num_envs", [2**63, 2**40, 2**24 + 1])
 def test_num_envs_has_a_limit(num_envs):
-    with pytest.raises(ValueError, match=r"num_envs must be a positive integer up to 16,777,216"):
+    with pytest.raises(ValueError, match=r"num_envs must be an integer from 1 to 16,777,216"):
         TicTacToeVectorEnv(num_envs)
 
 
