@@ -56,6 +56,16 @@ def check_seat(rules: game.Rules, agent_mark: Any) -> str:
     return agent_mark
 
 
+def reset_options(env: Any, options: Any, example: str) -> tuple[dict[str, Any], str]:
+    """A reset's ``options`` as a dict (None: none, anything else a ValueError showing
+    ``example``) and the seat it asks for: ``options["agent_mark"]``, else the env's own. One
+    rule for both envs."""
+    if options is not None and not isinstance(options, dict):
+        raise ValueError(f"options must be a dict such as {example}; got {options!r}")
+    options = options or {}
+    return options, check_seat(env.rules, options.get("agent_mark", env.agent_mark_option))
+
+
 class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     """Tic-tac-toe, or any m,n,k-game, against a built-in opponent that moves inside ``reset``
     and ``step``.
@@ -191,11 +201,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[npt.NDArray[np.int8], dict[str, Any]]:
         super().reset(seed=check_seed(seed))
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options must be a dict such as {{'agent_mark': 'O'}}; "
-                             f"got {options!r}")
-        options = options or {}
-        mark = check_seat(self.rules, options.get("agent_mark", self.agent_mark_option))
+        options, mark = reset_options(self, options, "{'agent_mark': 'O'}")
         if self._random_start(options):
             self._start_anywhere()
             self._player.reset(self.np_random)

@@ -18,7 +18,7 @@ from gymnasium.vector.utils import batch_space
 
 from gym_tictactoe import game, rendering, starts
 from gym_tictactoe.checks import check_int, shown
-from gym_tictactoe.env import ILLEGAL_ACTIONS, VIEWS, check_choice, check_seat
+from gym_tictactoe.env import ILLEGAL_ACTIONS, VIEWS, check_choice, check_seat, reset_options
 from gym_tictactoe.opponents import Opponent, resolve_player
 from gym_tictactoe.players import BatchPlayer, Boards, Cells
 from gym_tictactoe.positions import as_cell
@@ -188,11 +188,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         overrides the seat and ``options["start"]`` the start (``"empty"`` or ``"random"``) for
         this reset."""
         super().reset(seed=check_seed(seed))
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options must be a dict such as {{'agent_mark': 'O'}} or "
-                             f"{{'reset_mask': mask}}; got {options!r}")
-        options = options or {}
-        mark = check_seat(self.rules, options.get("agent_mark", self.agent_mark_option))
+        options, mark = reset_options(self, options, "{'agent_mark': 'O'} or {'reset_mask': mask}")
         start = options.get("start")
         if start is not None:
             starts.check_start(start, "options['start']")
