@@ -17,7 +17,7 @@ ALL := $(VENV)/.installed-all
 PIP_INSTALL = $(VENV)/bin/python -m pip install -c constraints.txt \
 	$(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 
-.PHONY: train test play bench clean
+.PHONY: train test docs play bench clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,7 @@ $(CORE): pyproject.toml constraints.txt | $(VENV)/bin/python
 	touch $@
 
 $(ALL): pyproject.toml constraints.txt | $(VENV)/bin/python
-	$(PIP_INSTALL) -e ".[all,dev]"
+	$(PIP_INSTALL) -e ".[all,dev,docs]"
 	touch $@
 
 train: $(CORE)
@@ -42,10 +42,16 @@ play: $(CORE)
 test: $(ALL)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+# The documentation site, into site/ (`make test` builds it too, strictly: a broken link or
+# reference fails the build).
+docs: $(ALL)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 bench: $(ALL)
 	$(PIP_INSTALL) -e ".[bench]"
 	$(PY) benchmarks/speed.py
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs site .pytest_cache

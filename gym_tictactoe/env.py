@@ -127,7 +127,10 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     * ``agent_mark``: ``"X"``, ``"O"`` or ``"random"`` (drawn at every reset). Default ``"X"``.
     * ``illegal_action``: ``"lose"`` (the episode ends with reward -1) or ``"raise"`` (a
       ``ValueError`` naming the move and the legal moves). Default ``"lose"``.
-    * ``render_mode``: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``.
+    * ``render_mode``: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``. Every mode marks
+      the last move; images strike through a winning line (``gym_tictactoe.rendering``).
+    * ``cell_size``: pixels a cell of ``"rgb_array"`` and ``"human"`` images, 12-256. Default
+      ``None``: 80 up to 9x9, less on bigger boards (about 720 pixels across).
     * ``rows``, ``cols``, ``win_length``: the board, 1 <= rows, cols <= 15 and
       1 <= win_length <= max(rows, cols). Default 3, 3, 3.
     * ``start``: ``"empty"`` or ``"random"`` (exploring starts, above). Default ``"empty"``.
@@ -138,7 +141,8 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
 
     ## Version History
     * v0: initial version; ``rows``, ``cols`` and ``win_length`` added without changing 3x3;
-      ``start`` and ``start_probability`` added, the default (``"empty"``) unchanged.
+      ``start`` and ``start_probability`` added, the default (``"empty"``) unchanged;
+      ``cell_size`` added, pictures framed and scaled with the board, the last move marked.
     """
 
     metadata = {"render_modes": RenderModes(["human", "ansi", "rgb_array"]), "render_fps": 4}
@@ -155,6 +159,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         win_length: int = 3,
         start: str = "empty",
         start_probability: float = 1.0,
+        cell_size: int | None = None,
     ) -> None:
         self.rules = game.rules(rows, cols, win_length)
         self.opponent = opponent
@@ -171,7 +176,9 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         self.agent = game.X
         self.done = False
         self._no_moves = np.zeros(n, dtype=np.int8)
-        self._screen = rendering.Screen(self.render_mode, self.metadata["render_fps"])
+        self._screen = rendering.Screen(self.render_mode, self.metadata["render_fps"],
+                                        rendering.check_cell_size(cell_size, self.rules.shape))
+        self.last_move: int | None = None  # the cell the pictures mark
 
     @property
     def agent_mark(self) -> str:
@@ -202,6 +209,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     ) -> tuple[npt.NDArray[np.int8], dict[str, Any]]:
         super().reset(seed=check_seed(seed))
         options, mark = reset_options(self, options, "{'agent_mark': 'O'}")
+        self.last_move = None
         if self._random_start(options):
             self._start_anywhere()
             self._player.reset(self.np_random)
@@ -229,6 +237,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         cell = action if type(action) is int and 0 <= action < n else as_cell(action, n)
         if cell is None or not position.play(cell):
             return self._illegal(action)
+        self.last_move = cell
         opponent_action = None if position.terminal else self._opponent_move()
         winner = position.winner
         reward = 0.0 if winner == game.NO_WINNER else (1.0 if winner == self.agent else -1.0)
@@ -239,7 +248,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
             gym.logger.warn("render() called with render_mode=None; pass render_mode to make()")
             return None
         board = self._no_moves if self.position is None else self.position.cells  # zeros: empty
-        return self._screen.render(board, self.rules.shape)
+        return self._screen.render(board, self.rules.shape, self.last_move, self.rules.win_length)
 
     def close(self) -> None:
         self._screen.close()
@@ -272,6 +281,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         if cell is None or not position.play(cell):
             raise RuntimeError(f"opponent {self.opponent!r} played {move!r}; legal moves: "
                                f"{np.flatnonzero(position.mask()).tolist()}")
+        self.last_move = cell
         return cell
 
     def _illegal(self, action: Any) -> tuple[npt.NDArray[np.int8], float, bool, bool, dict]:

@@ -25,7 +25,7 @@ with warnings.catch_warnings():  # api_test imports connect_four_v3 by PettingZo
 from pettingzoo.utils.env_logger import EnvLogger  # noqa: E402
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper  # noqa: E402
 
-from gym_tictactoe import game  # noqa: E402
+from gym_tictactoe import game, picture  # noqa: E402
 from gym_tictactoe import pettingzoo as pz  # noqa: E402
 
 P1, P2 = "player_1", "player_2"
@@ -355,7 +355,8 @@ def test_render_modes(size, fast_window):
     image.step(1)
     frame = image.render()
     assert frame.dtype == np.uint8 and frame.shape[2] == 3 and not np.array_equal(frame, empty)
-    assert frame.shape[0] * cols == frame.shape[1] * rows
+    layout = picture.layout((rows, cols), picture.default_cell_size((rows, cols)))
+    assert frame.shape[:2] == (layout.height, layout.width)  # cells square, in a frame
     window = pz.env(render_mode="human", **board_kwargs(size))
     window.reset()
     assert window.render() is None and window.unwrapped._screen.window is not None
