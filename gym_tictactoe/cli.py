@@ -37,7 +37,9 @@ from gym_tictactoe.cli_play import (  # noqa: F401  (the play command's names, a
     result_line,
 )
 from gym_tictactoe.extras import MissingExtra
-from gym_tictactoe.opponents import Opponent, parse_opponent, reset_opponent
+from gym_tictactoe.opponents import Opponent, parse_opponent
+from gym_tictactoe.players import as_player
+from gym_tictactoe.positions import code_of, new_position
 from gym_tictactoe.seeding import check_seed
 
 ARENA_PLAYERS = ("random", "heuristic", "montecarlo", "minimax")
@@ -75,16 +77,19 @@ def play_game(
 
     ``on_move(code, mark, cell)`` is called after every move (the play command shows the board).
     """
-    for player in players.values():
-        reset_opponent(player, rng)
-    code = game.EMPTY_BOARD
-    while not rules.is_terminal(code):
-        mark = rules.to_move(code)
-        cell = int(players[mark].act(rules.decode(code).copy(), mark, rng))
-        code = rules.play(code, cell)
+    seats = {mark: as_player(player, rules) for mark, player in players.items()}
+    for player in seats.values():
+        player.reset(rng)
+    position = new_position(rules)
+    while not position.terminal:
+        mark = position.mark
+        cell = int(seats[mark].move(position, rng))
+        if not (0 <= cell < rules.n_cells and position.play(cell)):
+            raise ValueError(f"move {cell!r} is not legal here; legal moves: "
+                             f"{np.flatnonzero(position.mask()).tolist()}")
         if on_move is not None:
-            on_move(code, mark, cell)
-    return code
+            on_move(code_of(position), mark, cell)
+    return code_of(position)
 
 
 def _add_board(parser: argparse.ArgumentParser) -> None:
