@@ -14,7 +14,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CORE := $(VENV)/.installed-core
 ALL := $(VENV)/.installed-all
-PIP_INSTALL = $(VENV)/bin/python -m pip install -c constraints.txt \
+# -q: a fresh install otherwise prints about 150 lines; warnings and errors still show.
+PIP_INSTALL = $(VENV)/bin/python -m pip install -q -c constraints.txt \
 	$(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 
 .PHONY: train test play bench clean
