@@ -1,6 +1,7 @@
 # The two commands: `make train` (the main job) and `make test`. Both create .venv on first use.
 # `make train` installs only what the tabular agent needs: the core (gymnasium, numpy) and the
-# `train` extra (tqdm, matplotlib), no torch. `make test` installs everything, torch included.
+# `train` extra (tqdm, matplotlib), no torch. `make test` installs everything, torch included,
+# and the `examples` extra (TorchRL, tyro), whose scripts the tests run on a tiny budget.
 #
 # TORCH_INDEX: a package index to search for torch besides the default one. The constraints file
 # pins torch's version, not its build: from the default index, Linux gets the CUDA build and
@@ -29,7 +30,7 @@ $(CORE): pyproject.toml constraints.txt | $(VENV)/bin/python
 	touch $@
 
 $(ALL): pyproject.toml constraints.txt | $(VENV)/bin/python
-	$(PIP_INSTALL) -e ".[all,dev]"
+	$(PIP_INSTALL) -e ".[all,dev,examples]"
 	touch $@
 
 train: $(CORE)
