@@ -15,8 +15,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CORE := $(VENV)/.installed-core
 ALL := $(VENV)/.installed-all
-# -q: a fresh install otherwise prints about 150 lines; warnings and errors still show.
-PIP_INSTALL = $(VENV)/bin/python -m pip install -q -c constraints.txt \
+# -q: a fresh install otherwise prints about 150 lines; warnings and errors still show. pip 26
+# shows the build backend's warnings for a local project, and setuptools warns on every editable
+# install of a flat layout that a folder named like a package may shadow it: ours are the
+# packages. -W drops that one notice, by its opening words.
+PIP_INSTALL = $(VENV)/bin/python -W "ignore:Editable installation" -m pip install -q \
+	-c constraints.txt \
 	$(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 
 .PHONY: train test play bench clean
