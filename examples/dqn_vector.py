@@ -23,13 +23,18 @@ from dataclasses import dataclass
 
 import gymnasium as gym
 import numpy as np
-import torch
-import torch.nn.functional as F
-import tyro
-from torch import nn
 
 import gym_tictactoe  # noqa: F401  (registers TicTacToe-v0)
 from gym_tictactoe.evaluation import evaluate
+
+try:
+    import torch
+    import torch.nn.functional as F
+    import tyro
+    from torch import nn
+except ModuleNotFoundError as error:
+    raise SystemExit(f"{error.name} is not installed: pip install \".[examples]\" "
+                     "-c constraints.txt in a clone of gym-tictactoe") from None
 
 
 @dataclass

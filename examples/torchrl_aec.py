@@ -29,19 +29,26 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import torch
-import tyro
-from tensordict import TensorDict
-from tensordict.nn import TensorDictModule, TensorDictSequential
-from torch import nn
-from torchrl.collectors import Collector
-from torchrl.data import LazyTensorStorage, ReplayBuffer
-from torchrl.envs import PettingZooWrapper
-from torchrl.envs.utils import MarlGroupMapType
-from torchrl.modules import EGreedyModule, QValueModule
 
 from gym_tictactoe.evaluation import evaluate
-from gym_tictactoe.pettingzoo import env as two_player_env
+from gym_tictactoe.extras import MissingExtra
+
+try:
+    import torch
+    import tyro
+    from tensordict import TensorDict
+    from tensordict.nn import TensorDictModule, TensorDictSequential
+    from torch import nn
+    from torchrl.collectors import Collector
+    from torchrl.data import LazyTensorStorage, ReplayBuffer
+    from torchrl.envs import PettingZooWrapper
+    from torchrl.envs.utils import MarlGroupMapType
+    from torchrl.modules import EGreedyModule, QValueModule
+
+    from gym_tictactoe.pettingzoo import env as two_player_env
+except (ModuleNotFoundError, MissingExtra) as error:  # MissingExtra: pettingzoo
+    raise SystemExit(f"{error.name} is not installed: pip install \".[examples]\" "
+                     "-c constraints.txt in a clone of gym-tictactoe") from None
 
 OBSERVATION = ("agents", "observation", "observation")  # (..., 2 agents, rows, cols, 2) int8
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from missing_packages import run_without
 
 REPO = Path(__file__).resolve().parents[1]
 LINE = re.compile(r"best response as X: (win|draw|loss), as O: (win|draw|loss); "
@@ -63,3 +64,13 @@ def test_the_examples_extra_has_what_they_import_and_make_test_installs_it():
     assert {"torch", "torchrl", "tyro"} <= names
     assert "multiagent" in next(r for r in extras["examples"] if r.startswith("gymnasium-"))
     assert '".[all,dev,examples]"' in (REPO / "Makefile").read_text()
+
+
+@pytest.mark.parametrize(("script", "package"), [
+    ("dqn_vector.py", "tyro"), ("torchrl_aec.py", "torchrl"), ("torchrl_aec.py", "pettingzoo"),
+])
+def test_without_the_extra_an_example_says_what_to_install(script, package):
+    done = run_without(package, f"examples/{script}", "--tiny")
+    assert done.returncode == 1
+    assert done.stderr.strip() == (f'{package} is not installed: pip install ".[examples]" '
+                                   "-c constraints.txt in a clone of gym-tictactoe")
