@@ -73,6 +73,8 @@ class Args:
     """fraction of total_frames to go from eps_init down to eps_end"""
     target_update_every: int = 250
     """gradient steps between copies of the network into the target network"""
+    eval_frequency: int = 30_000
+    """moves between exact evaluations printed during training"""
     tiny: bool = False
     """a smoke-sized run (1,000 moves) for tests: checks that everything runs, learns little"""
 
@@ -134,10 +136,18 @@ class GreedyPolicy:
         return int(self.act_batch(board[None], mask[None])[0])
 
 
+def report_line(q_network: QNetwork) -> str:
+    report = evaluate(GreedyPolicy(q_network))
+    seats = report.best_response
+    return (f"best response as X: {seats['X'].result}, as O: {seats['O'].result}; "
+            f"optimal-move rate {report.move_rate.rate:.2%}; perfect: {report.perfect}")
+
+
 if __name__ == "__main__":
     args = tyro.cli(Args)
     if args.tiny:
         args.total_frames, args.frames_per_batch, args.updates_per_batch = 1_000, 250, 10
+        args.eval_frequency = 10**9
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)  # small networks: threads cost more than they give
     logging.getLogger("torchrl").setLevel(logging.WARNING)  # no INFO line per buffer
@@ -169,8 +179,9 @@ if __name__ == "__main__":
                           batch_size=args.batch_size)
     optimizer = torch.optim.Adam(q_network.parameters(), lr=args.learning_rate)
 
-    start_time, updates = time.time(), 0
+    start_time, updates, frames = time.time(), 0, 0
     for batch in collector:
+        frames += batch.numel()
         buffer.extend(mover_transitions(batch.reshape(-1)))
         exploration.step(batch.numel())
         for _ in range(args.updates_per_batch):
@@ -187,11 +198,10 @@ if __name__ == "__main__":
             updates += 1
             if updates % args.target_update_every == 0:
                 target_network.load_state_dict(q_network.state_dict())
+        if frames % args.eval_frequency < batch.numel() and frames < args.total_frames:
+            print(f"{frames:>9,} moves, {time.time() - start_time:5.0f} s: "
+                  f"{report_line(q_network)}", flush=True)
     collector.shutdown()
 
     # The exact evaluation of the greedy network in both seats (gym_tictactoe.evaluation).
-    report = evaluate(GreedyPolicy(q_network))
-    seats = report.best_response
-    print(f"after {args.total_frames:,} moves ({time.time() - start_time:.0f} s): "
-          f"best response as X: {seats['X'].result}, as O: {seats['O'].result}; "
-          f"optimal-move rate {report.move_rate.rate:.2%}; perfect: {report.perfect}")
+    print(f"after {frames:,} moves ({time.time() - start_time:.0f} s): {report_line(q_network)}")
