@@ -43,10 +43,11 @@ from agents.sb3_policy import (  # re-exported: agents.sb3 is the module users i
     uses_one_hot,
 )
 from agents.sb3_vec import TicTacToeSB3VecEnv
+from agents.self_play import next_mark
 from gym_tictactoe import evaluation, game
 from gym_tictactoe.env import TicTacToeEnv
 from gym_tictactoe.opponents import Opponent, parse_opponent
-from gym_tictactoe.report import checkpoint_message, checkpoint_result
+from gym_tictactoe.report import checkpoint_message, checkpoint_result, curve_entry
 from gym_tictactoe.seeding import check_seed
 from gym_tictactoe.wrappers import OneHotObservation
 
@@ -228,8 +229,7 @@ class ExactEvalCallback(BaseCallback):
     def _on_step(self) -> bool:
         if self.num_timesteps < self._next:
             return True
-        # A vector step adds n_envs timesteps, so the mark may be passed by more than one period.
-        self._next += self.eval_every * (1 + (self.num_timesteps - self._next) // self.eval_every)
+        self._next = next_mark(self.num_timesteps, self._next, self.eval_every)
         return self.evaluate()
 
     def _on_training_end(self) -> None:
@@ -248,13 +248,8 @@ class ExactEvalCallback(BaseCallback):
         if self.announce is not None:
             self.announce(checkpoint_message(self.num_timesteps, "timesteps", self.rules))
         self.report = report = evaluation.evaluate(policy)
-        entry = {
-            "timesteps": int(self.num_timesteps),
-            "seconds": round(time.perf_counter() - self._start, 3),
-            "rate": float(report.move_rate.rate),
-            "X": report.best_response["X"].result, "O": report.best_response["O"].result,
-            "perfect": bool(report.perfect),
-        }
+        entry = curve_entry(report, timesteps=int(self.num_timesteps),
+                            seconds=time.perf_counter() - self._start)
         self.history.append(entry)
         self._log(entry)
         if entry["X"] == entry["O"] == "draw" and self.draws_at is None:

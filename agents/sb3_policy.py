@@ -55,7 +55,15 @@ def observation_space(algo: str, n_cells: int = game.N_CELLS) -> spaces.Space:
     """The observation space the algorithm's models are built on, for a board of ``n_cells``."""
     if uses_one_hot(algo):
         return wrappers.one_hot_space(n_cells)
-    return spaces.MultiDiscrete([3] * n_cells, dtype=np.int8)
+    return board_space(n_cells)
+
+
+def board_space(n_cells: int) -> spaces.MultiDiscrete:
+    """The board as MaskablePPO sees it: 3 values a cell, int8 where SB3 can use it. SB3 sizes
+    its one-hot input as ``sum(nvec)`` in the space's own dtype, which wraps around in int8 past
+    42 cells (on 15x15x5: -93, an AssertionError deep in SB3): int16 there."""
+    dtype = np.int8 if 3 * n_cells <= np.iinfo(np.int8).max else np.int16
+    return spaces.MultiDiscrete([3] * n_cells, dtype=dtype)
 
 
 def one_hot(obs: npt.ArrayLike, n_cells: int = game.N_CELLS) -> npt.NDArray[np.float32]:

@@ -42,6 +42,7 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
+from agents.sb3_policy import board_space
 from gym_tictactoe.opponents import Opponent
 from gym_tictactoe.seeding import check_seed
 from gym_tictactoe.symmetry import canonicalize, transform_cells, uncanonical_actions
@@ -91,9 +92,10 @@ class TicTacToeSB3VecEnv(VecEnv):
             raise ValueError(f"canonical must be True or False; got {canonical!r}")
         self.canonical = canonical
         self._symmetry = np.zeros(num_envs, dtype=np.intp)  # of each board's last observation
-        space: spaces.Space = self.venv.single_observation_space
-        if self.one_hot:
-            space = one_hot_space(self.rules.n_cells)
+        # MaskablePPO's board (agents.sb3_policy.board_space: int16 past 42 cells, where SB3's
+        # int8 sum of the space's sizes wraps around); the env's int8 boards fit either.
+        space: spaces.Space = (one_hot_space(self.rules.n_cells) if self.one_hot
+                               else board_space(self.rules.n_cells))
         super().__init__(self.venv.num_envs, space, self.venv.single_action_space)
         self._actions = np.zeros(self.num_envs, dtype=np.int64)
         self._returns = np.zeros(self.num_envs, dtype=np.float64)

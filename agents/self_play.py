@@ -120,6 +120,8 @@ def train_q(agent: Any, pool: SnapshotPool, episodes: int, refresh_every: int, *
     Returns the episodes trained."""
     import gymnasium as gym
 
+    from agents.q_learning import _progress_bar  # the one bar of tabular training
+
     for name, value in (("episodes", episodes), ("refresh_every", refresh_every),
                         ("eval_every", eval_every)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -128,7 +130,7 @@ def train_q(agent: Any, pool: SnapshotPool, episodes: int, refresh_every: int, *
     env = gym.make("TicTacToe-v0", opponent=pool.opponent(), agent_mark=agent_mark,
                    **pool.rules.kwargs, **options)
     bar = _progress_bar(episodes) if progress else None
-    done, evaluated = 0, 0
+    done, mark = 0, eval_every
     while done < episodes:
         chunk = min(refresh_every, episodes - done)
         # Later chunks reseed the env from the agent's generator: the two seeds fix the run.
@@ -137,8 +139,8 @@ def train_q(agent: Any, pool: SnapshotPool, episodes: int, refresh_every: int, *
         pool.add(agent)
         if bar is not None:
             bar.update(chunk)
-        if on_eval is not None and (done // eval_every > evaluated or done == episodes):
-            evaluated = done // eval_every
+        if on_eval is not None and (done >= mark or done == episodes):
+            mark = next_mark(done, mark, eval_every)
             if on_eval(agent, agent.episodes):
                 break
     if bar is not None:
@@ -146,10 +148,11 @@ def train_q(agent: Any, pool: SnapshotPool, episodes: int, refresh_every: int, *
     return done
 
 
-def _progress_bar(total: int) -> Any:
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, unit="episode", desc="self-play", smoothing=0.05)
+def next_mark(count: int, mark: int, every: int) -> int:
+    """The multiple of ``every`` after ``mark`` that lies beyond ``count``: the next time an
+    every-N action is due once it was due at ``mark`` and ``count`` has been reached (a chunk of
+    episodes or a vector step of n_envs timesteps may pass more than one multiple)."""
+    return mark + every * (1 + (count - mark) // every)
 
 
 def snapshot_callback(pool: SnapshotPool, every: int, algo: str, canonical: bool) -> Any:
@@ -168,7 +171,7 @@ def snapshot_callback(pool: SnapshotPool, every: int, algo: str, canonical: bool
 
         def _on_step(self) -> bool:
             if self.num_timesteps >= self.next:
-                self.next += every * (1 + (self.num_timesteps - self.next) // every)
+                self.next = next_mark(self.num_timesteps, self.next, every)
                 pool.add(ModelPolicy(self.model, algo, pool.rules, canonical))
             return True
 

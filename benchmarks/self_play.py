@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agents.run_folder import run_folders
 from gym_tictactoe.files import atomic_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,7 +58,8 @@ def run(name: str, seed: int, out: Path) -> dict[str, Any]:
                "--games", "100"]
     subprocess.run([sys.executable, *command], check=True, cwd=ROOT, capture_output=True,
                    text=True)
-    results = json.loads((out / f"{name}-seed{seed}" / "results.json").read_text())
+    folder = run_folders(out, f"{name}-seed{seed}")[-1]  # train.py numbers runs: the latest
+    results = json.loads((folder / "results.json").read_text())
     curve = results["learning_curve"]
     clock = "episodes" if "episodes" in curve[0] else "timesteps"
     return {"run": name, "seed": seed, "clock": clock, "command": " ".join(command),

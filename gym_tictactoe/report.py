@@ -1,45 +1,90 @@
 """One summary of a policy, shared by ``train.py`` and ``python -m gym_tictactoe evaluate``:
-games against the built-in opponents in both seats, plus the exact measures."""
+games against the built-in opponents in both seats, plus the exact measures where the board is
+solved; and the learning-curve entries of ``train.py``'s checkpoints."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from gym_tictactoe import game
-from gym_tictactoe.evaluation import Policy, evaluate, results_table
+from gym_tictactoe.evaluation import Policy, Report, board_of, evaluate, results_table
 
 REPORT_OPPONENTS = ("random", "heuristic", "minimax")
+# Where the board is not solved there is no minimax, and alphabeta costs tens of milliseconds a
+# reply on 15x15x5: the summary plays the two cheap players.
+UNSOLVED_OPPONENTS = ("random", "heuristic")
 
 
 def summarize(policy: Policy, games: int = 200, seed: int = 0) -> dict[str, Any]:
-    """JSON-friendly: per-opponent results by seat, best response per seat, optimal-move rate."""
-    table = results_table(policy, REPORT_OPPONENTS, n=games, seed=seed)
-    report = evaluate(policy)
-    return {
+    """JSON-friendly: per-opponent results by seat, and on a solved board the best response per
+    seat and the optimal-move rate (the board: the policy's own ``rules``, else 3x3)."""
+    rules = board_of(policy)
+    opponents = REPORT_OPPONENTS if rules.solvable else UNSOLVED_OPPONENTS
+    table = results_table(policy, opponents, n=games, seed=seed, **rules.kwargs)
+    summary = {
         "games_per_seat": games,
         "results": {name: {seat: record.as_dict() for seat, record in seats.items()}
                     for name, seats in table.items()},
-        **report.as_dict(),
     }
+    return {**summary, **evaluate(policy).as_dict()} if rules.solvable else summary
 
 
 def evaluating_message(games: int, rules: game.Rules = game.TICTACTOE) -> str:
     """What ``summarize`` is about to do, for a person waiting on it (deep agents take a while)."""
+    if not rules.solvable:
+        return (f"evaluating: {games} games per seat against each of "
+                f"{', '.join(UNSOLVED_OPPONENTS)} (the {rules.name} board is not solved: no "
+                "exact measures)…")
     positions = sum(int((~layer.terminal).sum()) for layer in rules.positions)
     return (f"evaluating exactly: {games} games per seat against each of "
             f"{', '.join(REPORT_OPPONENTS)}, then the best response per seat and the policy's move "
             f"in all {positions:,} positions of the {rules.name} board…")
 
 
-def checkpoint_message(count: int, clock: str, rules: game.Rules) -> str:
-    """A line before an exact evaluation during training (``clock``: episodes or timesteps)."""
-    return f"exact evaluation at {count:,} {clock} ({rules.name})…"
+def checkpoint_message(count: int, clock: str, rules: game.Rules,
+                       games: tuple[int, tuple[str, ...]] | None = None) -> str:
+    """A line before a checkpoint during training (``clock``: episodes or timesteps): an exact
+    evaluation, or with ``games`` = (games per seat, opponents) seeded games."""
+    if games is None:
+        return f"exact evaluation at {count:,} {clock} ({rules.name})…"
+    return (f"games at {count:,} {clock} ({rules.name}): {games[0]} per seat against each of "
+            f"{', '.join(games[1])}…")
 
 
 def checkpoint_result(entry: dict[str, Any]) -> str:
-    """A line after it: a learning-curve entry's rate and best-response results."""
+    """A line after it: a learning-curve entry's rate and best-response results, or its game
+    scores ((wins - losses) / games, per seat) and how long they took."""
+    if "scores" in entry:
+        scores = ", ".join(f"{name} {seats['X']:+.2f} as X, {seats['O']:+.2f} as O"
+                           for name, seats in entry["scores"].items())
+        return f"  score against {scores} ({entry['checkpoint_seconds']:.1f} s)"
     return (f"  optimal-move rate {entry['rate']:.2%}, best response: as X {entry['X']}, "
             f"as O {entry['O']}")
+
+
+def curve_entry(report: Report, **clock: float) -> dict[str, Any]:
+    """A learning-curve entry of an exact evaluation: ``clock`` (``episodes`` or ``timesteps``,
+    and ``seconds``) then the rate, the best response per seat as a word, and ``perfect``; the
+    same encoding as the rest of results.json."""
+    return {**{k: round(v, 3) if isinstance(v, float) else v for k, v in clock.items()},
+            "rate": float(report.move_rate.rate),
+            "X": report.best_response["X"].result, "O": report.best_response["O"].result,
+            "perfect": bool(report.perfect)}
+
+
+def games_entry(policy: Policy, games: int, opponents: tuple[str, ...], seed: int,
+                **clock: float) -> dict[str, Any]:
+    """A learning-curve entry where the board is not solved: ``games`` seeded games per seat
+    against each of ``opponents`` (the same games at every checkpoint, so entries compare),
+    their score per opponent and seat, and ``checkpoint_seconds``, what they took."""
+    began = time.perf_counter()
+    table = results_table(policy, opponents, n=games, seed=seed, **board_of(policy).kwargs)
+    scores = {name: {seat: round(record.score, 4) for seat, record in seats.items()}
+              for name, seats in table.items()}
+    return {**{k: round(v, 3) if isinstance(v, float) else v for k, v in clock.items()},
+            "games": games, "scores": scores,
+            "checkpoint_seconds": round(time.perf_counter() - began, 3)}
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -49,6 +94,8 @@ def format_summary(summary: dict[str, Any]) -> str:
         for seat, r in seats.items():
             lines.append(f"{name:<12}{seat:<6}{r['wins']:>6}{r['draws']:>7}{r['losses']:>8}"
                          f"{r['illegal']:>9}")
+    if "best_response" not in summary:  # a board too big to solve: games only
+        return "\n".join(lines)
     lines.append("")
     for seat, response in summary["best_response"].items():
         line = response["losing_line"]

@@ -270,7 +270,7 @@ DAMAGE = [
     pytest.param(other_board_file, "not a gym-tictactoe solution v1 file for the 2x7x3 board",
                  id="another board renamed"),
     pytest.param(bad_checksum, "checksum does not match", id="checksum"),
-    pytest.param(wrong_dtype, "entry 'score' holds 9,566,066 bytes, more than the 4,787,065",
+    pytest.param(wrong_dtype, "holds 10,165,336 bytes, more than the 5,520,105 a cache file",
                  id="wrong dtype"),
     pytest.param(huge_header, "'score' must be int8 of shape", id="a header asking for 1 TB"),
     pytest.param(pickled, "", id="pickled object"),

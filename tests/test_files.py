@@ -1,19 +1,27 @@
 """gym_tictactoe.files: all or nothing under the real name, no temporary file left, even after
-SIGKILL (the next save cleans up); links followed; what is at a path to load named."""
+SIGKILL (the next save cleans up); only regular files replaced (links to them followed); what
+is at a path to load named, and a named pipe never blocks."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
-from gym_tictactoe.files import atomic_path, existing_file
+from gym_tictactoe.files import NotRegularFile, atomic_path, existing_file, open_regular
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -136,3 +144,176 @@ def test_existing_file_names_what_is_there_instead(tmp_path):
         existing_file(tmp_path / "missing", "model file")
     with pytest.raises(ValueError, match="is a folder, not a model file"):
         existing_file(tmp_path, "model file")
+
+
+# --- only regular files are replaced; what is at a path to read is checked without opening it --
+
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
+
+
+@pytest.fixture
+def writes_stay_in(tmp_path, monkeypatch):
+    """A regression must fail the test, not replace a real device: CI may run as root."""
+    import gym_tictactoe.files as files
+
+    def inside(name) -> bool:
+        return Path(name).resolve().is_relative_to(tmp_path.resolve())
+
+    real_replace, real_mkstemp = os.replace, files.tempfile.mkstemp
+
+    def replace(source, destination):
+        assert inside(destination), f"a save replaced {destination}, outside {tmp_path}"
+        return real_replace(source, destination)
+
+    def mkstemp(*args, dir=None, **kwargs):
+        assert inside(dir), f"a save wrote a temporary file in {dir}"
+        return real_mkstemp(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(files.os, "replace", replace)
+    monkeypatch.setattr(files.tempfile, "mkstemp", mkstemp)
+
+
+def _refused(path, message: str) -> None:
+    with pytest.raises(NotRegularFile, match=message) as caught, atomic_path(path) as temp:
+        temp.write_text("new")  # pragma: no cover
+    assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+
+
+@needs_fifo
+def test_a_named_pipe_is_never_replaced(tmp_path, writes_stay_in):
+    os.mkfifo(tmp_path / "model.npz")
+    _refused(tmp_path / "model.npz", r"model.npz is not a regular file but a named pipe \(FIFO\): "
+             "refusing to replace it")
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "model.npz").st_mode)
+    assert os.listdir(tmp_path) == ["model.npz"]
+
+
+@needs_fifo
+def test_a_link_to_a_named_pipe_is_refused_and_both_kept(tmp_path, writes_stay_in):
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "model.npz").symlink_to(tmp_path / "pipe")
+    _refused(tmp_path / "model.npz", r"\(a link to .*pipe\) is not a regular file but a named "
+             "pipe")
+    assert (tmp_path / "model.npz").is_symlink()
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "pipe").st_mode)
+    assert sorted(os.listdir(tmp_path)) == ["model.npz", "pipe"]
+
+
+@pytest.mark.skipif(not Path("/dev/null").exists(), reason="no /dev/null")
+def test_a_link_to_a_device_is_refused_and_the_device_untouched(tmp_path, writes_stay_in):
+    (tmp_path / "cache.npz").symlink_to("/dev/null")
+    before = os.stat("/dev/null")
+    _refused(tmp_path / "cache.npz", "is not a regular file but a character device: refusing")
+    after = os.stat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
+    assert os.listdir(tmp_path) == ["cache.npz"]
+
+
+def test_a_folder_a_dangling_link_and_a_loop_are_refused(tmp_path, writes_stay_in):
+    (tmp_path / "runs").mkdir()
+    _refused(tmp_path / "runs", "runs is not a regular file but a folder: refusing to replace")
+    (tmp_path / "dangling").symlink_to(tmp_path / "missing.npz")
+    _refused(tmp_path / "dangling", "is a link to .*missing.npz, which does not exist: refusing "
+             "to write through it")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    _refused(tmp_path / "loop", r"a symbolic link \(a loop")
+    assert sorted(os.listdir(tmp_path)) == ["dangling", "loop", "runs"]
+
+
+@needs_fifo
+def test_a_pipe_put_in_place_while_we_write_is_not_replaced(tmp_path, writes_stay_in):
+    target = tmp_path / "results.json"
+    target.write_text("old")
+    with pytest.raises(NotRegularFile, match="a named pipe"), atomic_path(target) as temp:
+        temp.write_text("new")
+        target.unlink()
+        os.mkfifo(target)  # another process takes the name between our check and our rename
+    assert stat.S_ISFIFO(os.lstat(target).st_mode) and os.listdir(tmp_path) == ["results.json"]
+
+
+@needs_fifo
+def test_a_q_agent_saved_onto_a_link_to_a_pipe_is_refused(tmp_path, writes_stay_in):
+    from agents.q_learning import QLearningAgent
+
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "agent.npz").symlink_to(tmp_path / "pipe")
+    with pytest.raises(NotRegularFile, match=r"agent.npz .* is not a regular file but a named"):
+        QLearningAgent().save(tmp_path / "agent.npz")
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "pipe").st_mode)
+
+
+@pytest.mark.skipif(not Path("/dev/null").exists(), reason="no /dev/null")
+def test_existing_file_names_a_device_behind_a_link_without_opening_it(tmp_path):
+    (tmp_path / "model.zip").symlink_to("/dev/null")
+    with pytest.raises(NotRegularFile, match=r"model.zip is not a regular file but a character "
+                                             r"device, so not a model file"):
+        existing_file(tmp_path / "model.zip", "model file")
+
+
+def in_thread(function, seconds: float = 30) -> tuple[threading.Thread, dict]:
+    """Runs ``function()``; its result or exception, and the thread: still alive after
+    ``seconds`` when it hangs (the test then fails instead of hanging)."""
+    outcome: dict = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = function()
+        except BaseException as error:  # handed to the test's thread
+            outcome["error"] = error
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    return worker, outcome
+
+
+def unblock(fifo: Path) -> None:
+    """Let a reader stuck opening ``fifo`` go on (it then reads an empty file)."""
+    with contextlib.suppress(OSError):
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+
+@needs_fifo
+def test_open_regular_refuses_a_pipe_without_blocking(tmp_path):
+    fifo = tmp_path / "model.npz"
+    os.mkfifo(fifo)
+    worker, outcome = in_thread(lambda: open_regular(fifo, "model file", 100))
+    if worker.is_alive():
+        unblock(fifo)
+        pytest.fail("open_regular blocked on a named pipe")
+    assert isinstance(outcome.get("error"), NotRegularFile)
+    assert "is not a regular file but a named pipe (FIFO), so not a model file" in str(
+        outcome["error"])
+
+
+def test_open_regular_checks_the_size_of_what_it_opened(tmp_path):
+    (tmp_path / "f").write_bytes(b"x" * 101)
+    with pytest.raises(ValueError, match="holds 101 bytes, more than the 100 a model file can"):
+        open_regular(tmp_path / "f", "model file", 100)
+    with open_regular(tmp_path / "f", "model file", 101) as file:
+        assert file.read() == b"x" * 101
+
+
+def dead_pid() -> int:
+    """The id of a process that has just ended."""
+    with subprocess.Popen([sys.executable, "-c", "pass"]) as process:
+        process.wait()
+    return process.pid
+
+
+@pytest.mark.skipif(fcntl is None, reason="no advisory locks")
+def test_a_locked_temporary_of_a_seemingly_dead_process_is_left_alone(tmp_path):
+    """A writer on another host or in another container has a process id we cannot probe:
+    its lock on the file says it is alive."""
+    pid = dead_pid()
+    theirs, litter = (tmp_path / f".cache.npz.{pid}.{tag}.npz" for tag in ("abcd_123", "efgh_456"))
+    theirs.write_text("their half")
+    litter.write_text("a dead writer's half")
+    handle = os.open(theirs, os.O_RDONLY)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        with atomic_path(tmp_path / "cache.npz") as temp:
+            temp.write_text("ours")
+    finally:
+        os.close(handle)
+    assert sorted(os.listdir(tmp_path)) == sorted(["cache.npz", theirs.name])

@@ -43,7 +43,7 @@ def test_tabular_run_writes_model_results_and_curve(tmp_path):
     done = run_train("--episodes", "600", "--eval-every", "200", "--seed", "3", "--games", "10",
                      "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    results = check_run(tmp_path / "q-seed3", "model.npz", "episodes")
+    results = check_run(tmp_path / "q-seed3_1", "model.npz", "episodes")
     assert [e["episodes"] for e in results["learning_curve"]] == [200, 400, 600]
     assert "optimal-move rate" in done.stdout and "best response, policy as X" in done.stdout
     assert done.stdout.index("evaluating exactly") < done.stdout.index("optimal-move rate")
@@ -56,14 +56,14 @@ def test_tabular_run_writes_model_results_and_curve(tmp_path):
     # Exploring starts by default, as for every agent; no canonical boards (SB3's option).
     assert config["env_options"] == {"start": "random", "start_probability": 0.75}
 
-    assert cli.main(["evaluate", str(tmp_path / "q-seed3" / "model.npz"), "--games", "5"]) == 0
+    assert cli.main(["evaluate", str(tmp_path / "q-seed3_1" / "model.npz"), "--games", "5"]) == 0
 
 
 def test_maskable_ppo_smoke_run(tmp_path, capsys):
     done = run_train("--algo", "maskable-ppo", "--timesteps", "256", "--n-envs", "2",
                      "--eval-every", "128", "--seed", "3", "--games", "10", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    results = check_run(tmp_path / "maskable-ppo-seed3", "model.zip", "timesteps")
+    results = check_run(tmp_path / "maskable-ppo-seed3_1", "model.zip", "timesteps")
     config = results["config"]
     assert config["opponent"] == "epsilon:epsilon=0.2" and config["timesteps"] == 256
     assert config["n_envs"] == 2 and config["eval_every"] == 128 and "episodes" not in config
@@ -71,12 +71,12 @@ def test_maskable_ppo_smoke_run(tmp_path, capsys):
     assert config["env_options"] == {"canonical": True, "start": "random",
                                      "start_probability": 0.75}
     assert "evaluating exactly" in done.stdout
-    assert cli.main(["evaluate", str(tmp_path / "maskable-ppo-seed3" / "model.zip"),
+    assert cli.main(["evaluate", str(tmp_path / "maskable-ppo-seed3_1" / "model.zip"),
                      "--games", "5"]) == 0
     assert "maskable-ppo model" in capsys.readouterr().out
     from agents.models import load_policy
 
-    loaded, _ = load_policy(tmp_path / "maskable-ppo-seed3" / "model.zip")
+    loaded, _ = load_policy(tmp_path / "maskable-ppo-seed3_1" / "model.zip")
     assert loaded.canonical is True  # the model file says how to show it boards
 
 
@@ -84,7 +84,7 @@ def test_tabular_self_play_run_records_its_pool(tmp_path):
     done = run_train("--opponent", "self", "--episodes", "2000", "--refresh-every", "500",
                      "--mix", "minimax", "--seed", "3", "--games", "10", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    results = check_run(tmp_path / "q-seed3", "model.npz", "episodes")
+    results = check_run(tmp_path / "q-seed3_1", "model.npz", "episodes")
     assert results["config"]["opponent"] == "self"
     assert results["config"]["self_play"] == {
         "pool": 5, "refresh_every": 500, "mix": "minimax", "mix_share": 0.2,
@@ -106,14 +106,15 @@ def test_self_play_starts_from_snapshot_files_of_its_own_board_only(tmp_path):
                      "--refresh-every", "500", "--seed", "3", "--games", "10",
                      "--out", str(tmp_path / "r"))
     assert done.returncode == 0, done.stderr
-    config = json.loads((tmp_path / "r" / "q-seed3" / "results.json").read_text())["config"]
+    config = json.loads((tmp_path / "r" / "q-seed3_1" / "results.json").read_text())["config"]
     assert config["self_play"]["snapshot_files"] == [str(small)]
     assert config["self_play"]["snapshots_taken"] == 3  # the file, then two of its own
 
 
 def test_env_options_follow_the_flags(tmp_path):
     from agents import EXPLORING_STARTS
-    from train import env_options, parse_args
+    from agents.run_config import env_options
+    from train import parse_args
 
     defaults = {"canonical": True, "start": "random", "start_probability": 0.75}
     cases = {("--no-canonical", "--start", "empty"): {"canonical": False, "start": "empty"},
@@ -136,7 +137,8 @@ def test_tabular_run_without_exploring_starts_keeps_to_the_empty_board(tmp_path,
     makes the opponent's first move when the agent is O), which a random start would not."""
     import gymnasium as gym
 
-    from train import parse_args, train_q
+    from agents.run import Checkpointer, train_q
+    from train import parse_args
 
     marks, make = [], gym.make
 
@@ -152,10 +154,9 @@ def test_tabular_run_without_exploring_starts_keeps_to_the_empty_board(tmp_path,
         return env
 
     monkeypatch.setattr(gym, "make", recording_make)
-    args = parse_args(["--start", "empty", "--episodes", "50", "--no-progress",
-                       "--out", str(tmp_path)])
-    args.pool_object, args.run_dir = None, tmp_path
-    trained = train_q(args)
+    config = parse_args(["--start", "empty", "--episodes", "50", "--no-progress",
+                         "--out", str(tmp_path)])
+    trained = train_q(config, Checkpointer(config))
     assert trained.settings["env_options"] == {"start": "empty"}
     assert len(marks) == 50 and max(marks) <= 1
 
@@ -187,7 +188,8 @@ def test_tabular_run_without_exploring_starts_keeps_to_the_empty_board(tmp_path,
         (["--opponent", "self", "--refresh-every", "0"], "expected a positive integer, got '0'"),
         (["--algo", "dqn", "--start", "empty", "--start-probability", "0.5"],
          "--start-probability applies to --start random only"),
-        (["--name", "n" * 300], "--name is 300 bytes long; a folder name has at most 255"),
+        (["--name", "n" * 300], "--name is 300 bytes long; a folder name has at most 255, and the "
+         "run number and temporary name need 26 of them: at most 229"),
         (["--name", ".."], "--name must be a plain folder name"),
         (["--out", "/no/such/folder/runs"], "its parent folder /no/such/folder does not exist"),
     ],
@@ -223,15 +225,17 @@ def test_an_out_folder_nothing_can_be_written_to_is_one_line(out):
     done = run_train("--episodes", "10", "--out", out)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines() == [
-        f"train.py: error: cannot create the run folder {out}/q-seed0: "
+        f"train.py: error: cannot create a run folder in {out}: "
         + done.stderr.split(": ")[-1].strip()]
 
 
-def test_a_name_taken_by_a_file_is_a_usage_error(tmp_path):
-    (tmp_path / "taken").write_text("mine")
-    done = run_train("--out", str(tmp_path), "--name", "taken")
-    assert done.returncode == 2 and "exists and is not a folder" in done.stderr
-    assert (tmp_path / "taken").read_text() == "mine"
+def test_a_numbered_name_taken_by_a_file_is_skipped_and_kept(tmp_path):
+    (tmp_path / "taken_1").write_text("mine")
+    done = run_train("--episodes", "100", "--games", "2", "--out", str(tmp_path),
+                     "--name", "taken")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "taken_1").read_text() == "mine"
+    assert (tmp_path / "taken_2" / "results.json").is_file()
 
 
 def load_train_module(monkeypatch):
@@ -243,22 +247,25 @@ def load_train_module(monkeypatch):
 
 
 @pytest.mark.parametrize("failure", [RuntimeError("boom"), KeyboardInterrupt()])
-def test_a_failed_run_leaves_no_empty_folder(tmp_path, monkeypatch, failure):
+def test_a_failed_run_leaves_no_folder(tmp_path, monkeypatch, failure):
+    from agents import run
+
     train = load_train_module(monkeypatch)
 
-    def fail(args):
-        assert args.run_dir.is_dir()  # created, then the run fails
+    def fail(config, checkpoint, pool):
+        # Its temporary folder exists, then the run fails.
+        assert [p.suffix for p in out.iterdir() if p.name.startswith(".")] == [".partial"]
         raise failure
 
-    monkeypatch.setattr(train, "train_q", fail)
+    monkeypatch.setitem(run.TRAINERS, "q", fail)
     out = tmp_path / "runs"
     with pytest.raises(type(failure)):
         train.main(["--no-progress", "--out", str(out)])
     assert not out.exists()
-    (out / "q-seed0").mkdir(parents=True)  # a folder that was there before stays
+    (out / "q-seed0_1").mkdir(parents=True)  # a folder that was there before stays
     with pytest.raises(type(failure)):
         train.main(["--no-progress", "--out", str(out)])
-    assert (out / "q-seed0").is_dir()
+    assert [p.name for p in out.iterdir()] == ["q-seed0_1"]
 
 
 def test_without_tqdm_the_progress_bar_names_the_extra(tmp_path):
@@ -278,8 +285,8 @@ def test_without_matplotlib_the_run_still_writes_and_prints_its_results(tmp_path
         "train.py: warning: no learning_curve.png: the learning-curve plot needs matplotlib, "
         'which is not installed: pip install ".[train]" in a clone of gym-tictactoe']
     assert "optimal-move rate" in done.stdout and "perfect play" in done.stdout
-    assert sorted(p.name for p in (tmp_path / "q-seed0").iterdir()) == ["model.npz",
-                                                                        "results.json"]
+    assert sorted(p.name for p in (tmp_path / "q-seed0_1").iterdir()) == ["model.npz",
+                                                                          "results.json"]
 
 
 def test_without_torch_an_sb3_algorithm_names_the_extra(tmp_path):
@@ -330,7 +337,8 @@ def test_evaluations_on_boards_over_12_cells_are_announced(tmp_path, algo, budge
 def test_the_announcer_writes_above_the_progress_bar_on_big_boards_only(tmp_path):
     from tqdm import tqdm
 
-    from train import announcer, parse_args
+    from agents.run import announcer
+    from train import parse_args
 
     assert announcer(parse_args(["--out", str(tmp_path)])) is None
     assert announcer(parse_args(["--board", "1x13x4", "--out", str(tmp_path)])) == tqdm.write

@@ -1,0 +1,289 @@
+"""One training run, as ``train.py`` starts it: train, checkpoint, evaluate, write the run folder.
+
+``train.py`` is a thin command line over :func:`run` (as rl_zoo3's ``train.py`` is over
+``rl_zoo3.train``). The pieces:
+
+* :class:`~agents.run_config.RunConfig`, frozen: what the run is asked to do;
+* one trainer per kind of algorithm, :func:`train_q` (tabular) and :func:`train_sb3`, each with
+  its self-play variant;
+* one :class:`Checkpointer`, which both call: it evaluates the policy (exactly where the board is
+  solved, else seeded games against the built-in players), records the learning-curve entry and
+  says when to stop (perfect play);
+* one writer of the run folder, :class:`~agents.run_folder.RunFolder`: whole or not at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import platform
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from functools import partial
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from agents import EXPLORING_STARTS
+from agents.run_config import (
+    CHECKPOINT_GAMES,
+    CHECKPOINT_OPPONENTS,
+    UNSOLVED_OPPONENT,
+    RunConfig,
+    env_options,
+)
+from agents.run_folder import RunFolder
+from gym_tictactoe.extras import MissingExtra
+from gym_tictactoe.files import atomic_path
+from gym_tictactoe.report import (
+    checkpoint_message,
+    checkpoint_result,
+    curve_entry,
+    evaluating_message,
+    format_summary,
+    games_entry,
+    summarize,
+)
+
+Announce = Callable[[str], Any]
+
+
+class Checkpointer:
+    """At each checkpoint: measure the policy, record the learning-curve entry, say whether to
+    stop. Exact where ``config.board`` is solved (stop once play is perfect), else
+    ``CHECKPOINT_GAMES`` seeded games per seat against each of ``CHECKPOINT_OPPONENTS`` (never
+    stops: no game count proves perfect play)."""
+
+    def __init__(self, config: RunConfig, announce: Announce | None = None) -> None:
+        self.config, self.announce = config, announce
+        self.curve: list[dict[str, Any]] = []
+        self.start = time.perf_counter()
+
+    def __call__(self, policy: Any, count: int) -> bool:
+        """Checkpoint ``policy`` after ``count`` episodes or timesteps; True: stop training."""
+        config, say = self.config, self.announce
+        games = None if config.exact else (CHECKPOINT_GAMES, CHECKPOINT_OPPONENTS)
+        if say is not None:
+            say(checkpoint_message(count, config.clock, config.board, games))
+        clock = {config.clock: int(count), "seconds": time.perf_counter() - self.start}
+        if config.exact:
+            from gym_tictactoe.evaluation import evaluate
+
+            entry = curve_entry(evaluate(policy), **clock)
+        else:
+            entry = games_entry(policy, CHECKPOINT_GAMES, CHECKPOINT_OPPONENTS, config.seed,
+                                **clock)
+        self.curve.append(entry)
+        if say is not None:
+            say(checkpoint_result(entry))
+        return bool(entry.get("perfect", False))
+
+    @property
+    def first_perfect(self) -> int | None:
+        return next((e[self.config.clock] for e in self.curve if e.get("perfect")), None)
+
+
+@dataclass
+class Trained:
+    """What a trainer hands on: the policy, how to save it, the model file's name, the opponent
+    it trained against and the settings that applied."""
+
+    policy: Any
+    save: Callable[[Path], Any]
+    model_file: str
+    opponent: str
+    settings: dict[str, Any]
+
+
+def default_opponent(config: RunConfig, algorithm_default: str) -> str:
+    """``--opponent``, else the algorithm's curriculum (on a board too big to solve, one with no
+    minimax in it)."""
+    if config.opponent is not None:
+        return config.opponent
+    return algorithm_default if config.exact else UNSOLVED_OPPONENT
+
+
+def train_q(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trained:
+    """Tabular Q-learning (against ``pool`` in self-play) until perfect play or the budget."""
+    import gymnasium as gym
+
+    from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
+
+    opponent, board = default_opponent(config, TRAINING_OPPONENT), config.board.kwargs
+    options = env_options(config, EXPLORING_STARTS)
+    agent = QLearningAgent(seed=config.seed, **board)
+    settings = {"episodes": config.episodes, "env_options": options,
+                "hyperparameters": asdict(agent.config)}
+    if pool is not None:
+        from agents import self_play
+
+        self_play.train_q(agent, pool, config.episodes, config.self_play.refresh_every,
+                          seed=config.seed, agent_mark=config.seat,
+                          eval_every=config.eval_every, on_eval=checkpoint,
+                          progress=config.progress, env_options=options)
+        settings["self_play"] = config.self_play.settings(pool.added)
+    else:
+        env = gym.make("TicTacToe-v0", opponent=opponent, agent_mark=config.seat, **board,
+                       **options)
+        agent.train(env, config.episodes, seed=config.seed, eval_every=config.eval_every,
+                    on_eval=checkpoint, progress=config.progress)
+    return Trained(agent, agent.save, "model.npz", opponent, settings)
+
+
+def train_sb3(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trained:
+    """An SB3 algorithm (against ``pool`` in self-play) with SB3's own progress bar."""
+    from agents import sb3
+    from agents.run_sb3 import checkpoint_callback
+    from agents.sb3_files import save_model
+    from gym_tictactoe.seeding import check_seed
+
+    algo, opponent = config.algo, default_opponent(config, sb3.CURRICULUM)
+    n_envs = config.n_envs or sb3.N_ENVS[algo]
+    options = env_options(config, sb3.ENV_OPTIONS[algo])
+    canonical = bool(options.get("canonical", False))
+    env = sb3.make_training_env(algo, n_envs, pool.opponent() if pool else opponent,
+                                config.seat, check_seed(config.seed), config.board, **options)
+    model = sb3.build_model(algo, env, config.seed)
+    callbacks = [checkpoint_callback(checkpoint, algo, config.board, canonical)]
+    if pool is not None:
+        from agents.self_play import snapshot_callback
+
+        callbacks.append(snapshot_callback(pool, config.self_play.refresh_every, algo,
+                                           canonical))
+    with sb3.torch_threads(1):
+        model.learn(config.timesteps, callback=callbacks, progress_bar=config.progress)
+    settings = {"timesteps": config.timesteps, "n_envs": n_envs, "env_options": options,
+                "hyperparameters": sb3.HYPERPARAMETERS[algo]}
+    if pool is not None:
+        settings["self_play"] = config.self_play.settings(pool.added)
+    return Trained(sb3.ModelPolicy(model, algo, config.board, canonical),
+                   partial(save_model, model, rules=config.board, canonical=canonical),
+                   "model.zip", opponent, settings)
+
+
+TRAINERS = {"q": train_q, "sb3": train_sb3}
+
+
+def snapshot_pool(config: RunConfig) -> Any:
+    """The self-play pool the config describes (None without self-play): FileNotFoundError or
+    ValueError for a snapshot file that is no model of ours or plays another board."""
+    if config.self_play is None:
+        return None
+    from agents.self_play import SnapshotPool
+
+    given = config.self_play
+    pool = SnapshotPool(config.board, given.pool, given.mix, given.mix_share or 0.0,
+                        seed=config.seed)
+    for path in given.snapshots:
+        pool.add_file(path)
+    return pool
+
+
+def announcer(config: RunConfig) -> Announce | None:
+    """How to say that a checkpoint runs on boards over 12 cells (seconds each, the progress bar
+    standing still meanwhile): a line above the bar (tqdm's, or SB3's rich one, which passes
+    printed lines through), or None on smaller boards, where it takes milliseconds."""
+    if config.board.tabled:
+        return None
+    if not config.progress:
+        return partial(print, flush=True)
+    from tqdm import tqdm
+
+    return tqdm.write
+
+
+def run(config: RunConfig, folder: RunFolder, pool: Any = None) -> Path:
+    """Train, evaluate, print the results table and write the run folder; returns it. On any
+    failure the folder is discarded (OutputError: its files could not be written)."""
+    try:
+        return _run(config, folder, pool)
+    except BaseException:
+        folder.discard()
+        raise
+
+
+def _run(config: RunConfig, folder: RunFolder, pool: Any) -> Path:
+    start = time.perf_counter()
+    checkpoint = Checkpointer(config, announcer(config))
+    trained = TRAINERS[config.kind](config, checkpoint, pool)
+    train_seconds = time.perf_counter() - start
+    with folder.writing(trained.model_file):
+        trained.save(folder.file(trained.model_file))
+    print(evaluating_message(config.games, config.board), flush=True)
+    with _evaluation_threads(config.algo):
+        summary = summarize(trained.policy, games=config.games, seed=config.seed)
+    print(format_summary(summary))
+    first = checkpoint.first_perfect
+    if config.exact:
+        reached = (f"reached at {first:,} {config.clock}" if first
+                   else "not reached within the budget")
+        print(f"\nperfect play {reached}; training took {train_seconds:.1f} s")
+    else:
+        print(f"\ntraining took {train_seconds:.1f} s ({config.board.name} is not solved: "
+              "perfect play is not measured)")
+    final = folder.reserve()
+    perfect = {f"perfect_at_{config.clock}": first} if config.exact else {}
+    results = {"config": run_config(config, trained, final), "seed": config.seed,
+               "versions": versions(),
+               "timings": {"train_seconds": round(train_seconds, 3),
+                           "total_seconds": round(time.perf_counter() - start, 3)},
+               **perfect, **summary, "learning_curve": checkpoint.curve}
+    with folder.writing("results.json"):
+        write_json(folder.file("results.json"), results)
+    written = [trained.model_file, "results.json"]
+    if _plot(config, folder, checkpoint.curve, summary.get("perfect_results")):
+        written.append("learning_curve.png")
+    folder.commit()
+    print(f"wrote {final}: {', '.join(written)}")
+    return final
+
+
+def _plot(config: RunConfig, folder: RunFolder, curve: list[dict[str, Any]],
+          perfect_results: dict[str, str] | None) -> bool:
+    """The learning curve's PNG, or a one-line warning when matplotlib is missing."""
+    from agents.run_plot import plot_curve
+
+    try:
+        with folder.writing("learning_curve.png"):
+            plot_curve(folder.file("learning_curve.png"), curve, config.clock, config.title,
+                       perfect_results)
+    except MissingExtra as error:
+        print(f"train.py: warning: no learning_curve.png: {error}", file=sys.stderr)
+        return False
+    return True
+
+
+def _evaluation_threads(algo: str) -> contextlib.AbstractContextManager:
+    """One torch thread for an SB3 model's final evaluation, as for its training: torch's
+    default (every core) made it several times slower on 2 busy cores (77 s of a 117 s run)."""
+    if algo == "q":
+        return contextlib.nullcontext()
+    from agents.sb3 import torch_threads
+
+    return torch_threads(1)
+
+
+def run_config(config: RunConfig, trained: Trained, run_dir: Path) -> dict[str, Any]:
+    """The settings that applied to this run: the opponent actually trained against, the budget
+    and evaluation period of this kind of algorithm, never the other kind's."""
+    return {"algo": config.algo, "board": config.board.name, "opponent": trained.opponent,
+            "seat": config.seat, "seed": config.seed, **trained.settings,
+            "eval_every": config.eval_every, "games": config.games, "run_dir": str(run_dir)}
+
+
+def versions() -> dict[str, str]:
+    names = ("gymnasium-tictactoe", "gymnasium", "numpy", "torch", "stable-baselines3",
+             "sb3-contrib")
+    found = {"python": platform.python_version()}
+    for name in names:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            found[name] = metadata.version(name)
+    return found
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` as indented JSON to ``path`` atomically: never a half-written file."""
+    with atomic_path(path) as temp, open(temp, "w") as file:
+        json.dump(data, file, indent=2)

@@ -1,0 +1,154 @@
+"""A run's folder, written whole or not at all, never over another run.
+
+Run folders are numbered as rl_zoo3 numbers its logs (``logs/ALGO/ENV_1``, ``ENV_2``, ...):
+``OUT/STEM_N``, where ``N`` is one more than the greatest ``N`` already in ``OUT`` for that
+stem (``rl_zoo3.utils.get_latest_run_id``), so the first run is ``STEM_1`` and a later run never
+replaces an earlier one.
+
+While a run trains, its files go to a temporary sibling folder ``OUT/.STEM.PID.XXXXXXXX.partial``
+(named after the writing process, like ``gym_tictactoe.files``' temporary files). At the end the
+number is reserved with an exclusive ``os.mkdir`` (two runs finishing at once get different
+numbers) and the temporary folder is renamed onto it, so a run folder holds every file of its run
+or does not exist. A failure removes the temporary folder; a writer killed outright leaves it,
+and the next run of the same stem in ``OUT`` removes it once that process is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from gym_tictactoe.files import _process_exists  # the same liveness probe as for files
+
+NAME_MAX = 255  # bytes in a folder name on common file systems
+# The temporary folder's name adds ".", ".PID" (up to 7 digits), ".XXXXXXXX" and ".partial".
+STEM_MAX = NAME_MAX - 26
+FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+class OutputError(Exception):
+    """Writing the run's files failed (a full disk, a vanished or read-only folder): one line."""
+
+
+def check_stem(stem: str) -> str:
+    """``stem`` if it can name run folders; else a ValueError saying what is allowed."""
+    if not stem or Path(stem).name != stem or stem in (".", ".."):
+        raise ValueError(f"--name must be a plain folder name; got {stem!r}")
+    size = len(os.fsencode(stem))
+    if size > STEM_MAX:
+        raise ValueError(f"--name is {size} bytes long; a folder name has at most {NAME_MAX}, "
+                         f"and the run number and temporary name need {NAME_MAX - STEM_MAX} "
+                         f"of them: at most {STEM_MAX}")
+    return stem
+
+
+def latest_run_id(out: Path, stem: str) -> int:
+    """The greatest ``N`` of the entries ``STEM_N`` in ``out`` (0 when there are none)."""
+    pattern = re.compile(rf"{re.escape(stem)}_([0-9]+)")
+    found = [int(match.group(1)) for entry in os.scandir(out)
+             if (match := pattern.fullmatch(entry.name))]
+    return max(found, default=0)
+
+
+def run_folders(out: str | os.PathLike, stem: str) -> list[Path]:
+    """The finished run folders ``OUT/STEM_N``, oldest (lowest ``N``) first."""
+    out, pattern = Path(out), re.compile(rf"{re.escape(stem)}_([0-9]+)")
+    found = [(int(match.group(1)), out / entry.name) for entry in os.scandir(out)
+             if (match := pattern.fullmatch(entry.name)) and entry.is_dir()]
+    return [path for _, path in sorted(found)]
+
+
+class RunFolder:
+    """The folder of one run under ``out``: files are written in :attr:`temp` and appear together
+    as ``out/STEM_N`` on :meth:`commit`. Use :meth:`create`."""
+
+    def __init__(self, out: Path, stem: str, temp: Path, made_out: bool) -> None:
+        self.out, self.stem, self.temp, self.made_out = out, stem, temp, made_out
+        self.final: Path | None = None
+
+    @classmethod
+    def create(cls, out: str | os.PathLike, stem: str) -> RunFolder:
+        """Make ``out`` if missing and the temporary folder in it. An OSError as one line naming
+        the folder (a read-only or virtual file system such as /proc); an OutputError for a full
+        disk or quota."""
+        out, stem = Path(out), check_stem(stem)
+        made_out = not out.exists()
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            remove_stale(out, stem)
+            temp = Path(tempfile.mkdtemp(prefix=f".{stem}.{os.getpid()}.", suffix=".partial",
+                                         dir=out))
+        except OSError as error:
+            if made_out:
+                with contextlib.suppress(OSError):
+                    out.rmdir()
+            # A full disk is no usage error: the same exit as a full disk at the end.
+            kind = OutputError if error.errno in FULL else OSError
+            raise kind(f"cannot create a run folder in {out}: "
+                       f"{error.strerror or error}") from None
+        return cls(out, stem, temp, made_out)
+
+    def file(self, name: str) -> Path:
+        """Where to write the run's file ``name`` now."""
+        return self.temp / name
+
+    @contextlib.contextmanager
+    def writing(self, what: str) -> Iterator[None]:
+        """Turn an OSError raised in the block (writing ``what``) into an OutputError."""
+        try:
+            yield
+        except OSError as error:
+            raise OutputError(f"cannot write {what} for the run in {self.out}: "
+                              f"{error.strerror or error}") from None
+
+    def reserve(self) -> Path:
+        """The final folder ``out/STEM_N``, created empty and exclusively (a concurrent run that
+        took ``N`` first makes this one try ``N + 1``)."""
+        with self.writing("the run folder"):
+            number = latest_run_id(self.out, self.stem) + 1
+            while True:
+                candidate = self.out / f"{self.stem}_{number}"
+                try:
+                    candidate.mkdir()
+                except FileExistsError:
+                    number += 1
+                    continue
+                self.final = candidate
+                return candidate
+
+    def commit(self) -> Path:
+        """Put the written files in place as the reserved folder; returns it."""
+        final = self.final if self.final is not None else self.reserve()
+        with self.writing(final.name):
+            os.chmod(self.temp, 0o755)  # mkdtemp makes it private; a run is ordinary data
+            os.replace(self.temp, final)  # onto the empty folder that reserve made: atomic
+        return final
+
+    def discard(self) -> None:
+        """Remove what this run wrote: the temporary folder, the reserved folder if still
+        empty and ``out`` if this run made it and it is empty."""
+        shutil.rmtree(self.temp, ignore_errors=True)
+        for folder in (self.final, self.out if self.made_out else None):
+            if folder is not None:
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+
+
+def remove_stale(out: Path, stem: str) -> list[Path]:
+    """Remove the temporary folders of ``stem`` in ``out`` whose writing process is gone;
+    returns them. Those of live processes (a run still training) are left alone."""
+    pattern = re.compile(rf"\.{re.escape(stem)}\.(\d+)\.[a-z0-9_]{{8}}\.partial")
+    removed = []
+    for entry in os.scandir(out):
+        found = pattern.fullmatch(entry.name)
+        if found and entry.is_dir(follow_symlinks=False) \
+                and not _process_exists(int(found.group(1))):
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(Path(entry.path))
+    return removed

@@ -1,0 +1,202 @@
+"""agents.run and its run folder: numbered folders never overwritten, written whole or not at
+all, one line and exit 3 when outputs cannot be written, checkpoints by games on big boards,
+and the learning curve's picture."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents.run_folder import RunFolder, latest_run_id, remove_stale, run_folders
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ["--no-progress", "--episodes", "300", "--eval-every", "100", "--games", "2"]
+
+
+def train_main(*args: str) -> int:
+    from train import main
+
+    return main([*TINY, *args])
+
+
+def test_two_runs_of_one_name_get_numbered_folders_and_the_first_stays(tmp_path, capsys):
+    assert train_main("--out", str(tmp_path)) == 0
+    first = {p.name: p.read_bytes() for p in (tmp_path / "q-seed0_1").iterdir()}
+    assert train_main("--out", str(tmp_path), "--opponent", "random") == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["q-seed0_1", "q-seed0_2"]
+    assert {p.name: p.read_bytes() for p in (tmp_path / "q-seed0_1").iterdir()} == first
+    second = json.loads((tmp_path / "q-seed0_2" / "results.json").read_text())
+    assert second["config"]["run_dir"] == str(tmp_path / "q-seed0_2")
+    assert second["config"]["opponent"] == "random"
+    assert f"wrote {tmp_path / 'q-seed0_2'}: model.npz" in capsys.readouterr().out
+
+
+def test_two_runs_at_once_each_keep_their_own_files(tmp_path):
+    """Issue 16.6: two runs of one name at once once mixed their results.json and model. About
+    6 s: two train.py processes, long enough to overlap."""
+    from agents.q_learning import QLearningAgent
+    from gym_tictactoe.evaluation import evaluate
+
+    runs = [subprocess.Popen([sys.executable, str(ROOT / "train.py"), *TINY, "--episodes",
+                              "1500", "--opponent", opponent, "--out", str(tmp_path)],
+                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True)
+            for opponent in ("random", "heuristic")]
+    for run in runs:
+        assert run.wait(timeout=300) == 0, run.stderr.read()
+    folders = run_folders(tmp_path, "q-seed0")
+    assert [f.name for f in folders] == ["q-seed0_1", "q-seed0_2"]
+    opponents = set()
+    for folder in folders:
+        results = json.loads((folder / "results.json").read_text())
+        opponents.add(results["config"]["opponent"])
+        assert results["config"]["run_dir"] == str(folder)
+        agent = QLearningAgent.load(folder / "model.npz")
+        assert evaluate(agent).move_rate.rate == results["optimal_move_rate"]
+    assert opponents == {"random", "heuristic"}
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def _no_space(*args, **kwargs):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+@pytest.mark.parametrize(("target", "what"), [
+    ("matplotlib.figure.Figure.savefig", "learning_curve.png"),
+    ("agents.q_files.write", "model.npz"),
+    ("agents.run.write_json", "results.json"),
+])
+def test_a_full_disk_is_one_line_exit_3_and_leaves_nothing(tmp_path, monkeypatch, capsys,
+                                                         target, what):
+    monkeypatch.setattr(target, _no_space)
+    out = tmp_path / "runs"
+    assert train_main("--out", str(out)) == 3
+    err = capsys.readouterr().err
+    assert err.splitlines() == [f"train.py: error: cannot write {what} for the run in {out}: "
+                                "No space left on device"]
+    assert not out.exists()  # the run made it: nothing of it is left
+
+
+def test_a_full_disk_before_training_is_exit_3_too(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr("agents.run_folder.tempfile.mkdtemp", _no_space)
+    out = tmp_path / "runs"
+    assert train_main("--out", str(out)) == 3
+    assert capsys.readouterr().err.splitlines() == [
+        f"train.py: error: cannot create a run folder in {out}: No space left on device"]
+    assert not out.exists()
+
+
+def test_any_failure_writing_the_plot_leaves_no_partial_folder(tmp_path, monkeypatch):
+    import matplotlib.figure
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a backend failure")
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", broken)
+    (tmp_path / "q-seed0_1").mkdir()  # an earlier run
+    with pytest.raises(RuntimeError, match="a backend failure"):
+        train_main("--out", str(tmp_path))
+    assert [p.name for p in tmp_path.iterdir()] == ["q-seed0_1"]
+
+
+def test_the_help_documents_the_exit_codes_and_numbering():
+    done = subprocess.run([sys.executable, str(ROOT / "train.py"), "--help"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    text = " ".join(done.stdout.split())
+    assert "OUT/NAME_N" in text and "rl_zoo3" in text
+    assert "1 an optional dependency missing, 2 a usage error, 3 the run's files could not " \
+           "be written" in text
+
+
+def test_numbering_skips_past_every_entry_and_reserves_exclusively(tmp_path):
+    (tmp_path / "x_7").write_text("not a run")  # any entry takes its number, as in rl_zoo3
+    (tmp_path / "x_y_9").mkdir()  # another stem
+    (tmp_path / "x_01b").mkdir()  # not a number
+    assert latest_run_id(tmp_path, "x") == 7
+    one, two = RunFolder.create(tmp_path, "x"), RunFolder.create(tmp_path, "x")
+    assert (one.reserve().name, two.reserve().name) == ("x_8", "x_9")
+    (one.file("a")).write_text("a")
+    assert one.commit() == tmp_path / "x_8" and (tmp_path / "x_8" / "a").read_text() == "a"
+    two.discard()
+    assert not (tmp_path / "x_9").exists() and not two.temp.exists()
+    assert (tmp_path / "x_7").read_text() == "not a run"
+
+
+def test_a_later_run_removes_the_temporary_folders_of_dead_writers_only(tmp_path):
+    dead = tmp_path / ".q-seed0.999999999.abcdefgh.partial"  # no process has that id
+    alive = tmp_path / f".q-seed0.{os.getppid()}.abcdefgh.partial"
+    for folder in (dead, alive):
+        folder.mkdir()
+        (folder / "model.npz").write_text("half")
+    assert remove_stale(tmp_path, "q-seed0") == [dead]
+    assert not dead.exists() and alive.is_dir()
+
+
+def test_q_learning_on_a_board_too_big_to_tabulate_is_a_usage_error(tmp_path):
+    done = subprocess.run([sys.executable, str(ROOT / "train.py"), "--board", "6x6x4",
+                           "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "tabular Q-learning (a table of every position)" in done.stderr
+    assert not list(tmp_path.iterdir())
+
+
+# About 15 s on a busy 2-core machine (SB3's import, three checkpoints of 80 games): kept as
+# the one run of train.py past 16 cells, where nothing is solved.
+def test_an_sb3_agent_trains_and_reports_on_6x6x4_by_seeded_games(tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "train.py"), "--no-progress", "--algo", "maskable-ppo",
+         "--board", "6x6x4", "--timesteps", "256", "--n-envs", "2", "--eval-every", "128",
+         "--games", "2", "--seed", "3", "--out", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "games at 128 timesteps (6x6x4): 20 per seat against each of random, heuristic" \
+        in done.stdout
+    folder = tmp_path / "maskable-ppo-6x6x4-seed3_1"
+    results = json.loads((folder / "results.json").read_text())
+    assert results["config"]["opponent"] == "epsilon:epsilon=0.2,inner=heuristic"
+    assert set(results["results"]) == {"random", "heuristic"}
+    assert "perfect_at_timesteps" not in results and "best_response" not in results
+    curve = results["learning_curve"]
+    assert [entry["timesteps"] for entry in curve] == [128, 256]
+    for entry in curve:
+        assert entry["games"] == 20 and set(entry["scores"]) == {"random", "heuristic"}
+        assert all(-1 <= score <= 1 for seats in entry["scores"].values()
+                   for score in seats.values())
+    assert (folder / "learning_curve.png").read_bytes()[:4] == b"\x89PNG"
+    assert (folder / "model.zip").is_file()
+
+
+def test_the_curve_names_board_and_algorithm_marks_perfect_play_and_keeps_its_legend_aside():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from agents.run_plot import figure
+    from train import parse_args
+
+    config = parse_args(["--board", "3x4x3", "--out", "runs"])
+    curve = [{"episodes": n, "seconds": 0.1, "rate": rate, "X": x, "O": "loss",
+              "perfect": perfect}
+             for n, rate, x, perfect in ((1000, 0.9, "draw", False), (2000, 1.0, "win", True))]
+    fig = figure(curve, "episodes", config.title, {"X": "win", "O": "loss"})
+    top, bottom = fig.axes
+    assert top.get_title() == "tabular Q-learning on 3x4x3, seed 0"
+    fig.canvas.draw()
+    for axis in (top, bottom):  # the legend lies right of the plotting area, over no line
+        legend = axis.get_legend().get_window_extent()
+        assert legend.x0 >= axis.get_window_extent().x1
+        assert any(line.get_xdata()[0] == 2000 and line.get_xdata()[-1] == 2000
+                   for line in axis.get_lines())  # the first perfect checkpoint
+    labels = [text.get_text() for text in top.get_legend().get_texts()]
+    assert "perfect play from 2,000 episodes" in labels
+    labels = [text.get_text() for text in bottom.get_legend().get_texts()]
+    assert {"perfect as X: win", "perfect as O: loss"} <= set(labels)
+    plt.close(fig)
