@@ -5,8 +5,10 @@ On tabled boards (at most 12 cells) they take a fraction of a second. Bigger boa
 solution (about a minute to solve a 4x4 board the first time, then cached on disk, ``cache.py``)
 and a walk over every position (millions, seconds), so their numbers are kept beside the
 solution, in ``facts-<board>.json``, and later runs read them in milliseconds. That file is
-checked like every file we load: its size before reading, then every key and value; a file that
-fails is recomputed and rewritten, with a warning.
+checked like every file we load: a regular file of at most a few kilobytes before a byte is read,
+then every key and value; a file that fails is recounted and rewritten, with a warning, and
+anything but a regular file there (a folder, a pipe, a dangling link) is left alone: the numbers
+are counted without the cache.
 """
 
 from __future__ import annotations
@@ -19,8 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from gym_tictactoe import cache, game, solver
-from gym_tictactoe.files import atomic_path
+from gym_tictactoe import cache, files, game, solver
 
 FORMAT = "gym-tictactoe facts v1"
 NAMES = ("X", "O", "draw")
@@ -80,28 +81,33 @@ def _cached_numbers(rules: game.Rules, say: Say) -> dict[str, Any]:
     if rules.tabled:  # fast enough to compute every time
         return compute(rules, say)
     path = facts_path(rules)
-    if path.exists():
-        try:
-            return _read(path, rules)
-        except (OSError, ValueError) as error:
-            warnings.warn(f"recounting the {rules.name} facts: the cache file {path} is "
-                          f"unusable ({error})", stacklevel=3)
+    try:
+        return _read(path, rules)
+    except FileNotFoundError:
+        pass  # not counted yet
+    except files.NotRegularFile as error:  # neither readable nor ours to replace
+        warnings.warn(f"counting the {rules.name} facts without the cache: {error}",
+                      stacklevel=3)
+        return compute(rules, say)
+    except (OSError, ValueError) as error:
+        warnings.warn(f"recounting the {rules.name} facts: the cache file {path} is "
+                      f"unusable ({error})", stacklevel=3)
     numbers = compute(rules, say)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(path) as temp:
+        with files.atomic_path(path) as temp:
             temp.write_text(json.dumps({"format": FORMAT, "board": rules.name, **numbers}))
-    except OSError as error:  # a read-only cache must not stop the answer: count again next time
+    except (OSError, ValueError) as error:  # a read-only cache must not stop the answer
         warnings.warn(f"could not keep the {rules.name} facts in {path}: {error}", stacklevel=3)
     return numbers
 
 
 def _read(path: Path, rules: game.Rules) -> dict[str, Any]:
     """The numbers in a facts file, every key and value checked (a ValueError saying which)."""
-    if path.stat().st_size > _MAX_BYTES:
-        raise ValueError(f"it has {path.stat().st_size:,} bytes, more than a facts file's "
-                         f"{_MAX_BYTES:,}")
-    data = json.loads(path.read_bytes()[:_MAX_BYTES])
+    # Its type and size checked on the open file: a named pipe never blocks, a huge file is
+    # never read.
+    with files.open_regular(path, "facts file", _MAX_BYTES) as file:
+        data = json.loads(file.read(_MAX_BYTES))
     if not isinstance(data, dict) or [data.get("format"), data.get("board")] != [FORMAT,
                                                                                 rules.name]:
         raise ValueError(f"it is not a {FORMAT} file for the {rules.name} board")

@@ -5,6 +5,7 @@ anything; a damaged numbers file is recounted with a warning, never trusted."""
 from __future__ import annotations
 
 import json
+import os
 import warnings
 
 import pytest
@@ -64,7 +65,7 @@ DAMAGE = [
     ("missing game count", "counts are not all non-negative integers"),
     ("probability", "random-play probabilities are not three floats in [0, 1]"),
     ("value", "its game value 2 is not -1, 0 or 1"),
-    ("huge", "more than a facts file's 4,096"),
+    ("huge", "more than the 4,096 a facts file can need"),
 ]
 
 
@@ -105,9 +106,34 @@ def test_a_damaged_numbers_file_is_recounted_with_a_warning(cache_dir, how, reas
         assert facts_module.facts(BOARD) == first
 
 
-def test_an_unwritable_cache_warns_and_still_answers(cache_dir):
-    (cache_dir / "facts-1x13x4.json").mkdir()  # a folder where the file would go
-    with pytest.warns(UserWarning):
+@pytest.mark.parametrize(("thing", "warning"), [
+    ("folder", "counting the 1x13x4 facts without the cache: .* is a folder"),
+    ("pipe", "counting the 1x13x4 facts without the cache: .* named pipe"),
+    ("dangling link", "could not keep the 1x13x4 facts .* refusing to write through it"),
+])
+def test_anything_but_a_file_there_is_left_alone_and_the_numbers_counted(cache_dir, thing,
+                                                                         warning):
+    path = cache_dir / "facts-1x13x4.json"
+    if thing == "folder":
+        path.mkdir()
+    elif thing == "pipe":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no named pipes here")
+        os.mkfifo(path)  # reading it would block until a writer came
+    else:
+        path.symlink_to(cache_dir / "nowhere.json")
+    with pytest.warns(UserWarning, match=warning):
+        lines = dict(facts_module.facts(BOARD))
+    assert lines["board"] == EXPECTED["board"]
+    assert os.path.lexists(path) and not path.is_file()  # never replaced
+
+
+def test_a_read_only_cache_warns_and_still_answers(cache_dir, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(facts_module.files, "atomic_path", refuse)
+    with pytest.warns(UserWarning, match="could not keep the 1x13x4 facts in .*read-only"):
         lines = dict(facts_module.facts(BOARD))
     assert lines["board"] == EXPECTED["board"]
 
