@@ -117,6 +117,11 @@ def report_line(policy: GreedyPolicy) -> str:
 
 if __name__ == "__main__":
     args = tyro.cli(Args)
+    for name in ("total_timesteps", "num_envs", "buffer_size", "batch_size", "train_frequency",
+                 "target_network_frequency", "eval_frequency"):
+        if getattr(args, name) < 1:
+            raise SystemExit(f"--{name.replace('_', '-')} must be at least 1; "
+                             f"got {getattr(args, name)}")
     if args.tiny:
         args.total_timesteps, args.learning_starts, args.eval_frequency = 2_000, 500, 10**9
         args.target_network_frequency = 500
@@ -126,10 +131,13 @@ if __name__ == "__main__":
     torch.set_num_threads(1)  # small networks: threads cost more than they give
 
     # env setup
-    envs = gym.make_vec("TicTacToe-v0", num_envs=args.num_envs,
-                        vectorization_mode="vector_entry_point", opponent=args.opponent,
-                        agent_mark="random", start="random",
-                        start_probability=args.start_probability)
+    try:  # the env checks its arguments: a bad --opponent is one line, not a traceback
+        envs = gym.make_vec("TicTacToe-v0", num_envs=args.num_envs,
+                            vectorization_mode="vector_entry_point", opponent=args.opponent,
+                            agent_mark="random", start="random",
+                            start_probability=args.start_probability)
+    except ValueError as error:
+        raise SystemExit(f"bad setting: {error}") from None
     n_cells = envs.single_action_space.n
 
     q_network = QNetwork(n_cells)

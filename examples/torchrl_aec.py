@@ -145,6 +145,11 @@ def report_line(q_network: QNetwork) -> str:
 
 if __name__ == "__main__":
     args = tyro.cli(Args)
+    for name in ("total_frames", "frames_per_batch", "buffer_size", "batch_size",
+                 "target_update_every", "eval_frequency"):
+        if getattr(args, name) < 1:
+            raise SystemExit(f"--{name.replace('_', '-')} must be at least 1; "
+                             f"got {getattr(args, name)}")
     if args.tiny:
         args.total_frames, args.frames_per_batch, args.updates_per_batch = 1_000, 250, 10
         args.eval_frequency = 10**9

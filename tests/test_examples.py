@@ -46,12 +46,17 @@ def test_each_example_trains_on_a_tiny_budget_and_evaluates_exactly(script):
     assert done.stderr == ""  # no library warning or log line leaks into a user's terminal
 
 
-def test_a_bad_setting_is_one_usage_error():
+@pytest.mark.parametrize(("argv", "code", "message"), [
+    (["--num-envs", "many"], 2, "--num-envs"),  # tyro's usage error
+    (["--num-envs", "0"], 1, "--num-envs must be at least 1; got 0"),
+    (["--opponent", "grandmaster"], 1, "bad setting: "),
+])
+def test_a_bad_setting_is_one_clear_error(argv, code, message):
     pytest.importorskip("tyro", reason='the examples extra: pip install ".[examples]"')
     pytest.importorskip("torch", reason='the examples extra: pip install ".[examples]"')
-    done = run_example("dqn_vector.py", "--num-envs", "many")
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "--num-envs" in done.stderr
+    done = run_example("dqn_vector.py", *argv)
+    assert done.returncode == code and "Traceback" not in done.stderr
+    assert message in done.stderr
 
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib")
