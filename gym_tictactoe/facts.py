@@ -107,7 +107,11 @@ def _read(path: Path, rules: game.Rules) -> dict[str, Any]:
     # Its type and size checked on the open file: a named pipe never blocks, a huge file is
     # never read.
     with files.open_regular(path, "facts file", _MAX_BYTES) as file:
-        data = json.loads(file.read(_MAX_BYTES))
+        text = file.read(_MAX_BYTES)
+    try:
+        data = json.loads(text)
+    except RecursionError:  # a few kilobytes of "[[[[..." nest deeper than the parser goes
+        raise ValueError("it nests deeper than a facts file does") from None
     if not isinstance(data, dict) or [data.get("format"), data.get("board")] != [FORMAT,
                                                                                 rules.name]:
         raise ValueError(f"it is not a {FORMAT} file for the {rules.name} board")

@@ -66,6 +66,7 @@ DAMAGE = [
     ("probability", "random-play probabilities are not three floats in [0, 1]"),
     ("value", "its game value 2 is not -1, 0 or 1"),
     ("huge", "more than the 4,096 a facts file can need"),
+    ("[" * 2000 + "]" * 2000, "it nests deeper than a facts file does"),
 ]
 
 
@@ -92,7 +93,7 @@ def damaged(good: dict, how: str) -> str:
     return json.dumps(data)
 
 
-@pytest.mark.parametrize(("how", "reason"), DAMAGE, ids=[how for how, _ in DAMAGE])
+@pytest.mark.parametrize(("how", "reason"), DAMAGE, ids=[how[:20] for how, _ in DAMAGE])
 def test_a_damaged_numbers_file_is_recounted_with_a_warning(cache_dir, how, reason):
     first = facts_module.facts(BOARD)
     path = cache_dir / "facts-1x13x4.json"
