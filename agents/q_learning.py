@@ -43,6 +43,7 @@ from agents.q_files import FORMAT as FORMAT  # still importable from here
 from agents.q_files import TABLE_SHAPE as TABLE_SHAPE  # 3x3's
 from agents.q_tables import symmetry_tables as symmetry_tables
 from gym_tictactoe import game
+from gym_tictactoe.checks import check_flag, check_int, check_number
 from gym_tictactoe.extras import require
 from gym_tictactoe.seeding import check_seed
 
@@ -82,15 +83,18 @@ class QLearningConfig:
     win_length: int = 3
 
     def __post_init__(self) -> None:
-        _check_fraction("alpha", self.alpha, low_open=True)
-        for name in ("gamma", "epsilon_start", "epsilon_end"):
-            _check_fraction(name, getattr(self, name))
-        if not _is_int(self.epsilon_decay_episodes) or self.epsilon_decay_episodes < 0:
-            raise ValueError("epsilon_decay_episodes must be a non-negative integer; "
-                             f"got {self.epsilon_decay_episodes!r}")
-        if not isinstance(self.symmetric, bool):
-            raise ValueError(f"symmetric must be True or False; got {self.symmetric!r}")
-        check_seed(self.seed)
+        # Kept as plain Python values, as JSON needs: NumPy scalars become float, int, bool.
+        checked = {
+            "alpha": check_number(self.alpha, "alpha", 0.0, 1.0, low_open=True),
+            **{name: check_number(getattr(self, name), name, 0.0, 1.0)
+               for name in ("gamma", "epsilon_start", "epsilon_end")},
+            "epsilon_decay_episodes": check_int(self.epsilon_decay_episodes,
+                                                "epsilon_decay_episodes", 0),
+            "symmetric": check_flag(self.symmetric, "symmetric"),
+            "seed": check_seed(self.seed),
+        }
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
         _check_board(self)
 
 
@@ -111,17 +115,6 @@ def _check_board(config: QLearningConfig) -> None:
             f"symmetric=False needs a board of at most {game.TABLE_CELLS} cells: one row per "
             f"position would take several times the memory on the {name} board ({cells} cells); "
             "keep symmetric=True")
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool)
-
-
-def _check_fraction(name: str, value: object, low_open: bool = False) -> None:
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if not number or not (0 < value <= 1 if low_open else 0 <= value <= 1):
-        raise ValueError(f"{name} must be a number in {'(' if low_open else '['}0, 1]; "
-                         f"got {value!r}")
 
 
 def linear(start: float, end: float, duration: int, t: int) -> float:
@@ -328,7 +321,7 @@ def _table_shape(path: str | os.PathLike, wanted: game.Rules | None,
     """The shape of the tables of a file with ``config``; first the board must be the one the
     caller asked for, if any."""
     board = game.rules(config.rows, config.cols, config.win_length)
-    if wanted is not None and board is not wanted:
+    if wanted is not None and board != wanted:
         raise ValueError(f"{path} holds a Q-learning agent trained on {board.name}, not "
                          f"{wanted.name} (rows x cols x win length): train one on {wanted.name}, "
                          "or use this one on its own board")
@@ -337,8 +330,7 @@ def _table_shape(path: str | os.PathLike, wanted: game.Rules | None,
 
 def _check_counts(**counts: object) -> None:
     for name, value in counts.items():
-        if not _is_int(value) or value < 0:
-            raise ValueError(f"{name} must be a non-negative integer; got {value!r}")
+        check_int(value, name, 0)
 
 
 def _progress_bar(total: int):

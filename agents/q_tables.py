@@ -224,7 +224,7 @@ def _columns(rules: Rules, images: npt.NDArray[np.int64],
 def locator(qindex: QIndex) -> Locate:
     """``locate(observation) -> (row, columns, legal cells)`` for an observation with a move to
     make, as plain Python values: the Python-object tables on 3x3, NumPy elsewhere."""
-    if qindex.rules is game.TICTACTOE:
+    if qindex.rules == game.TICTACTOE:
         return _tictactoe_locator(qindex.symmetric)
     return numpy_locator(qindex)
 

@@ -45,6 +45,7 @@ from agents.sb3_policy import (  # re-exported: agents.sb3 is the module users i
 from agents.sb3_vec import TicTacToeSB3VecEnv
 from agents.self_play import next_mark
 from gym_tictactoe import evaluation, game
+from gym_tictactoe.checks import check_int
 from gym_tictactoe.env import TicTacToeEnv
 from gym_tictactoe.opponents import Opponent, parse_opponent
 from gym_tictactoe.report import checkpoint_message, checkpoint_result, curve_entry
@@ -158,6 +159,7 @@ def make_vec_env(
     ``n_envs`` defaults to ``N_ENVS[algo]``; env ``i`` is seeded with ``seed + i``.
     """
     check_algo(algo)
+    n_envs, seed = check_int(n_envs, "n_envs", 1, none=True), check_seed(seed)
     wrapper = OneHotObservation if uses_one_hot(algo) else None
     return sb3_make_vec_env(
         partial(_base_env, opponent, agent_mark, rules), n_envs=n_envs or N_ENVS[algo], seed=seed,
@@ -173,7 +175,7 @@ def make_training_env(
     """The NumPy-batched ``TicTacToeSB3VecEnv`` for ``algo`` on the board ``rules``. (The vector
     env asks opponents that are not table players board by board, so every opponent works.)
     ``options``: the adapter's ``canonical``, ``start`` and ``start_probability``."""
-    n = n_envs or N_ENVS[check_algo(algo)]
+    n = check_int(n_envs, "n_envs", 1, none=True) or N_ENVS[check_algo(algo)]
     return TicTacToeSB3VecEnv(n, opponent, agent_mark, one_hot=uses_one_hot(algo), seed=seed,
                               **rules.kwargs, **options)
 
@@ -186,7 +188,7 @@ def build_model(algo: str, env: gym.Env | VecEnv, seed: int | None = None,
         raise ValueError(f"{algo} needs observation space {expected}; the env has "
                          f"{env.observation_space} (build it with make_vec_env({algo!r}))")
     params = {**copy.deepcopy(HYPERPARAMETERS[algo]), **kwargs}  # SB3 keeps policy_kwargs
-    return ALGO_CLASSES[algo]("MlpPolicy", env, seed=seed, **params)
+    return ALGO_CLASSES[algo]("MlpPolicy", env, seed=check_seed(seed), **params)
 
 
 # --- exact evaluation during training --------------------------------------------------------
@@ -212,9 +214,8 @@ class ExactEvalCallback(BaseCallback):
         super().__init__(verbose)
         self.rules, self.canonical = rules, canonical
         self.announce = announce if announce is not None else (print if verbose else None)
-        if eval_every < 1:
-            raise ValueError(f"eval_every must be a positive number of timesteps; got {eval_every}")
-        self.algo, self.eval_every = check_algo(algo), int(eval_every)
+        self.algo = check_algo(algo)
+        self.eval_every = check_int(eval_every, "eval_every", 1, note=" (timesteps)")
         self.stop_when_perfect = stop_when_perfect
         self.history: list[dict[str, Any]] = []
         self.draws_at: int | None = None
@@ -287,6 +288,7 @@ def train(
     ``announce``: ``ExactEvalCallback``'s, a line before and after each evaluation.
     """
     rules.check_solvable("training with exact evaluation")
+    timesteps = check_int(timesteps, "timesteps", 1)
     options = copy.deepcopy(ENV_OPTIONS[check_algo(algo)] if env_options is None
                             else env_options)
     env = make_training_env(algo, n_envs, opponent, agent_mark, check_seed(seed), rules,
@@ -308,6 +310,7 @@ def torch_threads(threads: int | None) -> Iterator[None]:
     One thread is several times faster for these tiny networks: more only adds synchronisation,
     and on a busy 2-core machine threads wait for each other (measured 6 s vs 33 s for 8k steps).
     """
+    threads = check_int(threads, "threads", 1, none=True)
     previous = th.get_num_threads()
     if threads is not None:
         th.set_num_threads(threads)

@@ -84,7 +84,7 @@ def load_model(path: str | os.PathLike, algo: str | None = None,
     if algo is not None and check_algo(algo) != marker["algo"]:
         raise ValueError(f"{path} holds a {marker['algo']} model, not {algo}")
     board = _board(marker, path)
-    if rules is not None and board is not rules:
+    if rules is not None and board != rules:
         raise ValueError(f"{path} was trained on the {board.name} board, not on {rules.name}")
     custom = _custom_objects(marker, data, path)
     try:

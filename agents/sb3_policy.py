@@ -20,6 +20,8 @@ from stable_baselines3 import DQN, PPO
 from stable_baselines3.common.base_class import BaseAlgorithm
 
 from gym_tictactoe import game, wrappers
+from gym_tictactoe.checks import check_choice, check_flag
+from gym_tictactoe.seeding import check_seed
 from gym_tictactoe.symmetry import (
     canonicalize,
     transform_cells,
@@ -33,9 +35,7 @@ ALGO_CLASSES: dict[str, type[BaseAlgorithm]] = {
 }
 def check_algo(algo: str) -> str:
     """``algo`` itself when it is one of ``ALGOS``, else a ValueError listing them."""
-    if algo not in ALGOS:
-        raise ValueError(f"unknown algorithm {algo!r}; choose one of {list(ALGOS)}")
-    return algo
+    return check_choice(algo, "algo", ALGOS)
 
 
 def algo_of(model: BaseAlgorithm) -> str:
@@ -100,14 +100,15 @@ class ModelPolicy:
         if stochastic and self.algo == "dqn":
             raise ValueError("stochastic=True needs an action distribution: (maskable-)ppo has "
                              "one, dqn plays its greedy move (use stochastic=False)")
-        self.model, self.canonical = model, bool(canonical)
+        self.model, self.canonical = model, check_flag(canonical, "canonical")
         self.network = model.policy  # the model's own, or a frozen copy (``frozen``)
         self.n_cells = int(model.action_space.n)
         self.rules = _board_with(self.n_cells) if rules is None else rules
         if self.rules.n_cells != self.n_cells:
             raise ValueError(f"the model plays {self.n_cells} cells; the {self.rules.name} board "
                              f"has {self.rules.n_cells}")
-        self.stochastic, self.rng = bool(stochastic), np.random.default_rng(seed)
+        self.stochastic = check_flag(stochastic, "stochastic")
+        self.rng = np.random.default_rng(check_seed(seed))
         if self.stochastic:  # only then is it a stochastic policy for evaluation
             self.action_probabilities_batch = self.probabilities
             self.action_probabilities = self._probabilities_one

@@ -43,6 +43,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
 from agents.sb3_policy import board_space
+from gym_tictactoe.checks import check_flag
 from gym_tictactoe.opponents import Opponent
 from gym_tictactoe.seeding import check_seed
 from gym_tictactoe.symmetry import canonicalize, transform_cells, uncanonical_actions
@@ -87,10 +88,8 @@ class TicTacToeSB3VecEnv(VecEnv):
                                        rows=rows, cols=cols, win_length=win_length, start=start,
                                        start_probability=start_probability)
         self.rules = self.venv.rules
-        self.one_hot = bool(one_hot)
-        if not isinstance(canonical, bool):
-            raise ValueError(f"canonical must be True or False; got {canonical!r}")
-        self.canonical = canonical
+        self.one_hot = check_flag(one_hot, "one_hot")
+        self.canonical = check_flag(canonical, "canonical")
         self._symmetry = np.zeros(num_envs, dtype=np.intp)  # of each board's last observation
         # MaskablePPO's board (agents.sb3_policy.board_space: int16 past 42 cells, where SB3's
         # int8 sum of the space's sizes wraps around); the env's int8 boards fit either.

@@ -23,7 +23,9 @@ import numpy.typing as npt
 
 from agents import EXPLORING_STARTS
 from gym_tictactoe import game
+from gym_tictactoe.checks import check_int, check_number
 from gym_tictactoe.opponents import MixtureOpponent, Opponent, PolicyOpponent, parse_opponent
+from gym_tictactoe.seeding import check_seed
 from gym_tictactoe.stochastic import UniformPolicy
 
 EvalHook = Callable[[Any, int], bool]
@@ -55,13 +57,12 @@ class SnapshotPool:
 
     def __init__(self, rules: game.Rules = game.TICTACTOE, size: int = 5,
                  mix: str | None = None, share: float = 0.0, seed: int | None = 0) -> None:
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise ValueError(f"size must be a positive number of snapshots; got {size!r}")
+        size = check_int(size, "size", 1, note=" (snapshots)")
         if mix is None and share != 0.0:
             raise ValueError(f"share {share!r} of the episodes needs a mix opponent to play them")
-        if mix is not None and not (isinstance(share, int | float) and 0.0 < share < 1.0):
-            raise ValueError(f"share must be a number strictly between 0 and 1 (the episodes "
-                             f"against {mix!r}); got {share!r}")
+        if mix is not None:
+            check_number(share, "share", 0.0, 1.0, low_open=True, high_open=True,
+                         note=f" (the episodes against {mix!r})")
         self.rules, self.size, self.mix, self.share = rules, size, mix, float(share)
         self.slots = [Slot(UniformPolicy(seed=seed)) for _ in range(size)]
         self.added = 0  # snapshots taken so far; the next replaces slot added % size
@@ -69,7 +70,7 @@ class SnapshotPool:
     def add(self, policy: Any) -> None:
         """Put a frozen copy of ``policy`` (``policy.frozen()``) in place of the oldest."""
         own = getattr(policy, "rules", None)
-        if isinstance(own, game.Rules) and own is not self.rules:
+        if isinstance(own, game.Rules) and own != self.rules:
             raise ValueError(f"a snapshot of a {own.name} policy cannot join a pool of the "
                              f"{self.rules.name} board")
         frozen = getattr(policy, "frozen", None)
@@ -87,7 +88,7 @@ class SnapshotPool:
 
         policy, _ = load_policy(path)
         own = getattr(policy, "rules", game.TICTACTOE)
-        if own is not self.rules:
+        if own != self.rules:
             raise ValueError(f"snapshot {path} plays the {own.name} board; this pool is for the "
                              f"{self.rules.name} board")
         self.add(policy)
@@ -122,10 +123,10 @@ def train_q(agent: Any, pool: SnapshotPool, episodes: int, refresh_every: int, *
 
     from agents.q_learning import _progress_bar  # the one bar of tabular training
 
-    for name, value in (("episodes", episodes), ("refresh_every", refresh_every),
-                        ("eval_every", eval_every)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer; got {value!r}")
+    episodes, refresh_every, eval_every = (
+        check_int(value, name, 1) for name, value in (
+            ("episodes", episodes), ("refresh_every", refresh_every), ("eval_every", eval_every)))
+    seed = check_seed(seed)
     options = EXPLORING_STARTS if env_options is None else env_options
     env = gym.make("TicTacToe-v0", opponent=pool.opponent(), agent_mark=agent_mark,
                    **pool.rules.kwargs, **options)
@@ -162,8 +163,7 @@ def snapshot_callback(pool: SnapshotPool, every: int, algo: str, canonical: bool
 
     from agents.sb3_policy import ModelPolicy
 
-    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-        raise ValueError(f"every must be a positive number of timesteps; got {every!r}")
+    every = check_int(every, "every", 1, note=" (timesteps)")
 
     class SnapshotCallback(BaseCallback):
         def _on_training_start(self) -> None:

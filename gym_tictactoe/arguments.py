@@ -54,6 +54,15 @@ def opponent_spec(text: str) -> str:
     return text.strip()
 
 
+def model_file(text: str) -> str:
+    """An argparse type: the path of a model file, never empty (``Path("")`` is the current
+    folder, which would be reported as "." when the user gave nothing)."""
+    if not text:
+        raise argparse.ArgumentTypeError(f"expected the path of a model file (train.py's "
+                                         f"model.npz or model.zip); got {text!r}")
+    return text
+
+
 def positive_int(text: str, low: int = 1) -> int:
     """An argparse type: an integer of at least ``low`` (1 by default, or 0)."""
     kind = "a positive" if low == 1 else "a non-negative"

@@ -24,15 +24,18 @@ import numpy.typing as npt
 from gym_tictactoe import cli_models, game, rendering
 from gym_tictactoe.arguments import (
     board_arg,
+    model_file,
     opponent_spec,
     player_list,
     player_names,
     positive_int,
     seed_arg,
 )
+from gym_tictactoe.checks import check_int
 from gym_tictactoe.extras import MissingExtra
 from gym_tictactoe.facts import facts
 from gym_tictactoe.opponents import Opponent, parse_opponent, reset_opponent
+from gym_tictactoe.seeding import check_seed
 
 ARENA_PLAYERS = ("random", "heuristic", "montecarlo", "minimax")
 EXIT_INTERRUPTED = 130  # the shell's convention for a process ended by SIGINT
@@ -168,7 +171,7 @@ def _one_game(human: int, opponent: Opponent, name: str, rng: np.random.Generato
     print(f"\nYou are {game.MARK_NAMES[human]}, playing {name}.")
 
     def show(code: game.Position, mark: int, cell: int) -> None:
-        where = str(cell) if rules is game.TICTACTOE else \
+        where = str(cell) if rules == game.TICTACTOE else \
             f"{cell} (row {cell // rules.cols}, col {cell % rules.cols})"
         print(f"\n{names[mark]} ({game.MARK_NAMES[mark]}) played {where}:\n"
               f"{board_text(code, rules)}")
@@ -197,7 +200,7 @@ class HumanPlayer:
 
     def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
         code = self.rules.encode(board)
-        prompt = f"0-{self.rules.n_cells - 1}" if self.rules is game.TICTACTOE else \
+        prompt = f"0-{self.rules.n_cells - 1}" if self.rules == game.TICTACTOE else \
             f"0-{self.rules.n_cells - 1}, 'row col'"
         while True:
             text = input(f"Your move ({game.MARK_NAMES[mark]}), {prompt} or q to quit: ")
@@ -296,6 +299,7 @@ def arena(players: Sequence[str], games: int, seed: int | None,
           models: dict[str, Opponent] | None = None) -> list[tuple[str, str, dict]]:
     """(X spec, O spec, {"X": wins, "O": wins, "draw": n}) for every ordered pair of players.
     ``models``: the players already loaded from model files, by path (loaded once)."""
+    games, seed = check_int(games, "games", 0), check_seed(seed)
     rng = np.random.default_rng(seed)  # one stream, pairings in a fixed order: reproducible
     return [(x, o, _tally(x, o, games, rng, rules, models or {}))
             for x in players for o in players]
@@ -351,7 +355,7 @@ def _add_evaluate(subparsers: argparse._SubParsersAction) -> None:
                     "models (of one board): first their games against each other in both "
                     "seatings, then each one's evaluation.",
     )
-    evaluate.add_argument("paths", nargs="+", metavar="path",
+    evaluate.add_argument("paths", nargs="+", metavar="path", type=model_file,
                           help="a model file written by train.py (one, or two to compare)")
     evaluate.add_argument("--games", type=positive_int, default=200,
                           help="games per opponent and seat")

@@ -15,8 +15,10 @@ from typing import Any
 import numpy as np
 
 from gym_tictactoe import game
+from gym_tictactoe.checks import check_int
 from gym_tictactoe.extras import MissingExtra
 from gym_tictactoe.opponents import PolicyOpponent
+from gym_tictactoe.seeding import check_seed
 
 MODEL_SUFFIXES = (".npz", ".zip")
 EXIT_MISSING_EXTRA = 1
@@ -41,7 +43,7 @@ def board_of(policy: Any) -> game.Rules:
 def model_player(path: str, rules: game.Rules) -> PolicyOpponent:
     """The model at ``path`` as an arena player on ``rules``'s board (ValueError if another)."""
     policy, _ = load(path)
-    if board_of(policy) is not rules:
+    if board_of(policy) != rules:
         raise ValueError(f"{path} plays the {board_of(policy).name} board; this arena is on "
                          f"{rules.name} (choose it with --board {board_of(policy).name})")
     return PolicyOpponent(policy, **rules.kwargs)
@@ -93,6 +95,7 @@ def match(policies: list[Any], games: int, seed: int) -> list[dict[str, int]]:
     """Per seating (first as X, then second as X): the X player's wins, the O player's, draws."""
     from gym_tictactoe.cli import RESULTS, play_game
 
+    games, seed = check_int(games, "games", 0), check_seed(seed)
     rules, rng = board_of(policies[0]), np.random.default_rng(seed)
     players = [PolicyOpponent(policy, **rules.kwargs) for policy in policies]
     tallies = []

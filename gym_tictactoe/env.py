@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from gym_tictactoe import game, rendering, starts
+from gym_tictactoe import checks, game, rendering, starts
 from gym_tictactoe.opponents import (
     Opponent,
     act_on_code,
@@ -18,6 +18,7 @@ from gym_tictactoe.opponents import (
     reset_opponent,
     resolve_opponent,
 )
+from gym_tictactoe.seeding import check_seed
 
 AGENT_MARKS = ("X", "O", "random")
 ILLEGAL_ACTIONS = ("lose", "raise")
@@ -61,15 +62,9 @@ class RenderModes(list):
 
 
 def check_choice(name: str, value: Any, allowed: tuple) -> Any:
-    """``value`` if it is one of ``allowed``, else a ValueError listing them (also for values
-    that cannot be compared, such as arrays)."""
-    try:
-        known = value in allowed
-    except (TypeError, ValueError):  # an array's == gives no single truth value
-        known = False
-    if not known:
-        raise ValueError(f"{name} must be one of {list(allowed)}; got {value!r}")
-    return value
+    """``value`` if it is one of ``allowed``, else a ValueError listing them
+    (``checks.check_choice``, under the argument order the env modules use)."""
+    return checks.check_choice(value, name, allowed)
 
 
 def check_seat(rules: game.Rules, agent_mark: Any) -> str:
@@ -87,7 +82,7 @@ def as_cell(action: Any, n_cells: int = game.N_CELLS) -> int | None:
         return action if 0 <= action < n_cells else None
     if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
         action = action.reshape(())[()]
-    if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer):
+    if not checks.is_integer(action):  # also a masked element: np.ma.masked is no integer
         return None
     return int(action) if 0 <= action < n_cells else None
 
@@ -255,7 +250,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[npt.NDArray[np.int8], dict[str, Any]]:
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be a dict such as {{'agent_mark': 'O'}}; "
                              f"got {options!r}")
@@ -367,7 +362,7 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     def _illegal(self, action: Any) -> tuple[npt.NDArray[np.int8], float, bool, bool, dict]:
         legal = np.flatnonzero(self._legal_mask()).tolist()
         if self.illegal_action == "raise":
-            raise ValueError(f"illegal action {action!r}: legal moves are {legal}")
+            raise ValueError(f"illegal action {checks.shown(action)}: legal moves are {legal}")
         self.done = True
         info = self._info()
         info["illegal_action"] = True

@@ -46,9 +46,11 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game, solver, stochastic
+from gym_tictactoe.checks import check_flag, check_int
 from gym_tictactoe.env import TicTacToeEnv, as_cell
 from gym_tictactoe.game import Rules
 from gym_tictactoe.opponents import Opponent, Policy, resolve_opponent
+from gym_tictactoe.seeding import check_seed
 
 __all__ = [
     "NOT_A_CELL", "Blunder", "MoveRate", "Policy", "Record", "Report", "SeatResponse",
@@ -190,8 +192,7 @@ def play_games(
 
     Only the first reset is seeded; later ones continue its stream, so a seed fixes every game.
     """
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
-        raise ValueError(f"n must be a non-negative integer; got {n!r}")
+    n, seed = check_int(n, "n", 0), check_seed(seed)
     rules = board_of(policy, rows, cols, win_length)
     player = resolve_opponent(opponent, rules)
     env = TicTacToeEnv(opponent=player, agent_mark=agent_mark, illegal_action="lose",
@@ -516,8 +517,8 @@ class SolverPolicy:
 
     def __init__(self, deterministic: bool = True, seed: int | None = 0, *, rows: int = 3,
                  cols: int = 3, win_length: int = 3) -> None:
-        self.deterministic = bool(deterministic)
-        self.rng = np.random.default_rng(seed)
+        self.deterministic = check_flag(deterministic, "deterministic")
+        self.rng = np.random.default_rng(check_seed(seed))
         self.rules = game.rules(rows, cols, win_length)
         self.rules.check_solvable("the solver's policy")
 

@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from gym_tictactoe.checks import check_int, is_integer
+
 Position = int
 
 EMPTY, X, O = 0, 1, 2
@@ -63,15 +65,11 @@ def win_lines(rows: int, cols: int, length: int) -> tuple[tuple[int, ...], ...]:
 
 def check_board_size(rows: Any, cols: Any, win_length: Any) -> tuple[int, int, int]:
     """The three sizes as ints, or a ValueError saying what is allowed."""
-    for name, value in (("rows", rows), ("cols", cols), ("win_length", win_length)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer):
-            raise ValueError(f"{name} must be an integer; got {value!r}")
-    if not (1 <= rows <= MAX_SIDE and 1 <= cols <= MAX_SIDE):
-        raise ValueError(f"rows and cols must be 1..{MAX_SIDE}; got rows={rows}, cols={cols}")
-    if not 1 <= win_length <= max(rows, cols):
-        raise ValueError(f"win_length must be 1..max(rows, cols) = {max(rows, cols)} on a "
-                         f"{rows}x{cols} board; got {win_length}")
-    return int(rows), int(cols), int(win_length)
+    rows = check_int(rows, "rows", 1, MAX_SIDE)
+    cols = check_int(cols, "cols", 1, MAX_SIDE)
+    win_length = check_int(win_length, "win_length", 1, max(rows, cols),
+                           note=f" (the longer side of a {rows}x{cols} board)")
+    return rows, cols, win_length
 
 
 def parse_board(text: str) -> tuple[int, int, int]:
@@ -116,7 +114,8 @@ class Tables:
 class Rules:
     """The rules of one board: its lines, symmetries, and the answers to every rules question.
 
-    Get one with :func:`rules` (cached per board). Methods ending in ``_of`` take arrays of
+    Get one with :func:`rules` (cached per board). A value: two Rules of the same board are
+    equal and hash alike, however they were built. Methods ending in ``_of`` take arrays of
     int64 codes (boards of at most ``SOLVED_CELLS`` cells, where codes index arrays); the others
     take one position and work on every board.
     """
@@ -147,6 +146,14 @@ class Rules:
     def __repr__(self) -> str:
         return f"rules({self.rows}, {self.cols}, {self.win_length})"
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Rules):
+            return NotImplemented
+        return self.size == other.size
+
+    def __hash__(self) -> int:
+        return hash(self.size)
+
     def __reduce__(self) -> tuple:
         # Pickled and copied as a reference to the one cached Rules of the board: a deep copy
         # would rebuild (and keep) the board's tables and positions a second time.
@@ -176,8 +183,8 @@ class Rules:
             cells = np.asarray(board).ravel()
         except ValueError:  # ragged nested lists
             cells = np.empty(0)
-        if cells.dtype.kind not in "iu":  # floats, bools and strings are not cells
-            cells = np.empty(0)
+        if cells.dtype.kind not in "iu" or np.ma.is_masked(board):  # floats, bools, strings
+            cells = np.empty(0)  # and hidden (masked) values are not cells
         if cells.shape == (self.n_cells,) and ((cells >= 0) & (cells <= 2)).all():
             if self.pow3 is not None:
                 return int(cells.astype(np.int64) @ self.pow3)
@@ -211,7 +218,7 @@ class Rules:
         if mark == EMPTY:
             raise ValueError(f"position {code} cannot arise in a game (impossible mark counts)")
         legal = self.legal_moves(code)
-        if not isinstance(cell, int | np.integer) or int(cell) not in legal:
+        if not is_integer(cell) or int(cell) not in legal:
             raise ValueError(f"move {cell!r} is not legal here; legal moves: {legal}")
         return code + mark * self.pow3_int[int(cell)]
 
@@ -406,7 +413,7 @@ class Rules:
     # --- internals ----------------------------------------------------------------------------
 
     def _check_code(self, code: Any) -> int:
-        if isinstance(code, bool) or not isinstance(code, int | np.integer):
+        if not is_integer(code):
             raise ValueError(f"a position code is an int; got {code!r}")
         if not 0 <= code < self.n_codes:
             raise ValueError(f"a {self.name} position code is an int in [0, 3**{self.n_cells}); "

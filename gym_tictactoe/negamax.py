@@ -8,6 +8,8 @@ instead, because a win's distance belongs to the position, not to the path that 
 
 from __future__ import annotations
 
+import time
+
 from gym_tictactoe.threats import FOUR_BONUS, GAIN_SHIFT, LOW, LinePosition
 
 WIN = 1 << 60  # above any evaluation; a win in d plies from the root scores WIN - d
@@ -18,21 +20,26 @@ FRONTIER_FOURS = 2  # at most this many four-making moves are searched at the fr
 # An iteration costs about this many times the one before (2.6 to 5 times, median, measured on
 # 15x15 gomoku from depth 3 on); one predicted to overrun the node budget is not started.
 GROWTH = 3
+# With a time limit the clock is read once every this many positions (about a millisecond of
+# search), not at every node: the node counter's check stays the only cost of the hot path.
+CLOCK_EVERY = 64
 
 
 class OutOfNodes(Exception):
-    """The node budget ran out: the iteration under way is dropped."""
+    """The node budget or the time ran out: the iteration under way is dropped."""
 
 
 class Searcher:
     """One search from one position; its scratch position and table live as long as it does."""
 
     def __init__(self, pos: LinePosition, *, exhaustive: bool, width: int | None,
-                 max_nodes: int | None) -> None:
+                 max_nodes: int | None, time_limit: float | None = None) -> None:
         self.pos = pos
         self.exhaustive = exhaustive
         self.width = width if width is not None and not exhaustive else pos.geo.cells
-        self.max_nodes = max_nodes
+        self.max_nodes = max_nodes if max_nodes is not None else INFINITY
+        self.time_limit = time_limit
+        self.started = time.perf_counter()
         self.limit = INFINITY  # no budget until a first iteration has finished (see deepen)
         self.nodes = 0
         self.table: dict[int, tuple[int, int, int, int]] = {}
@@ -46,15 +53,18 @@ class Searcher:
         # An exhaustive search goes straight to the end: shallower iterations would end in
         # evaluations, which cost more than they teach a search whose every leaf is a result.
         for depth in [max_depth] if self.exhaustive else range(1, max_depth + 1):
-            start = self.nodes
+            start, clock = self.nodes, time.perf_counter()
             try:
                 score, found, values = self.root(moves, depth)
             except OutOfNodes:
                 break
             best, ties, done = score, found, depth
-            self.limit = self.max_nodes if self.max_nodes is not None else INFINITY
-            if self.nodes + GROWTH * (self.nodes - start) > self.limit:
+            now = time.perf_counter()
+            if self.nodes + GROWTH * (self.nodes - start) > self.max_nodes or (
+                    self.time_limit is not None
+                    and now - self.started + GROWTH * (now - clock) > self.time_limit):
                 break  # the next iteration would most likely run out: save the time
+            self._next_limit()
             # The best moves of this iteration lead the next one (a stable sort keeps the rest).
             moves = sorted(moves, key=values.__getitem__, reverse=True)
             # A forced result within the nominal depth is final: every line that short was
@@ -85,7 +95,7 @@ class Searcher:
         """
         self.nodes += 1
         if self.nodes > self.limit:
-            raise OutOfNodes
+            self._next_limit()
         pos = self.pos
         side = pos.side
         if pos.fours[side]:
@@ -121,6 +131,18 @@ class Searcher:
         bound = LOWER if best >= beta else UPPER if best <= floor else EXACT
         self.table[pos.key] = (depth, bound, _to_table(best, ply), best_move)
         return best
+
+    def _next_limit(self) -> None:
+        """Set the node count at which to look again: the node budget, or, with a time limit,
+        the next reading of the clock. Raises OutOfNodes once either has run out."""
+        if self.nodes > self.max_nodes or (
+                self.time_limit is not None
+                and time.perf_counter() - self.started > self.time_limit):
+            raise OutOfNodes
+        if self.time_limit is None:
+            self.limit = self.max_nodes
+        else:
+            self.limit = min(self.nodes + CLOCK_EVERY, self.max_nodes)
 
     def frontier(self, alpha: int, beta: int, ply: int) -> int:
         """The last ply of a limited search: a quiet move's child is only evaluated, worth

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game, heuristic, solver
+from gym_tictactoe.checks import check_flag, check_int, check_number, is_number
 from gym_tictactoe.search import AlphaBetaPlayer
 
 Policy = Callable[[npt.NDArray[np.int8], npt.NDArray[np.int8]], int]
@@ -77,13 +78,13 @@ class CodePlayer:
 
     def _board_args(self) -> str:
         rules = self.rules
-        return "" if rules is game.TICTACTOE else (
+        return "" if rules == game.TICTACTOE else (
             f", rows={rules.rows}, cols={rules.cols}, win_length={rules.win_length}")
 
 
 def _board_cells(rules: game.Rules, board: npt.ArrayLike) -> npt.NDArray[np.int8]:
     cells = np.asarray(board)
-    if cells.shape != (rules.n_cells,) or cells.dtype.kind not in "iu":
+    if cells.shape != (rules.n_cells,) or cells.dtype.kind not in "iu" or np.ma.is_masked(board):
         raise ValueError(f"a {rules.name} board is {rules.n_cells} cells of 0, 1, 2; "
                          f"got {board!r}")
     return cells.astype(np.int8)
@@ -134,9 +135,7 @@ class TableOpponent(CodePlayer):
 
     def __init__(self, deterministic: bool = False, *, rows: int = 3, cols: int = 3,
                  win_length: int = 3) -> None:
-        if not isinstance(deterministic, bool | np.bool_):
-            raise ValueError(f"deterministic must be True or False; got {deterministic!r}")
-        self.deterministic = bool(deterministic)
+        self.deterministic = check_flag(deterministic, "deterministic")
         self._set_board(rows, cols, win_length)
 
     @property
@@ -275,9 +274,7 @@ class EpsilonOpponent(CodePlayer):
 
     def __init__(self, epsilon: float = 0.1, inner: Opponent | str = "minimax", *,
                  rows: int = 3, cols: int = 3, win_length: int = 3) -> None:
-        if not _is_number(epsilon) or not 0.0 <= epsilon <= 1.0:
-            raise ValueError(f"epsilon must be a number in [0, 1]; got {epsilon!r}")
-        self.epsilon = float(epsilon)
+        self.epsilon = check_number(epsilon, "epsilon", 0.0, 1.0)
         self._set_board(rows, cols, win_length)
         self.inner = resolve_opponent(inner, self.rules)
 
@@ -301,22 +298,38 @@ class EpsilonOpponent(CodePlayer):
 # Every playout of every move is one row of an array: 10,000 per move keep a 3x3 reply within a
 # few MB (seed 002 used 50-100), while 10**8 would need tens of GB.
 MAX_PLAYOUTS = 10_000
+# A reply plays ``playouts`` games after each of up to ``cells`` moves, each of up to ``cells``
+# moves: playouts * cells**2 stays within this, so boards up to 6x6 keep 10,000 playouts a move
+# while 15x15 allows 331 (200 took 12 to 19 s a reply on a loaded machine; 10,000 would take
+# some ten minutes).
+MAX_REPLY_MOVES = 2**24
+# On boards without tables a playout row costs about 20 bytes a cell while it plays (its cells,
+# the empty mask and float64 noise with its product), so 10,000 playouts on 15x15 would take
+# 5 GB at once: the rows are played in chunks of at most this many bytes. One chunk holds a
+# whole reply at the default 50 playouts on every board, which keeps those draws as they were.
+PLAYOUT_BYTES = 64 * 2**20
+PLAYOUT_ROW_BYTES = 20  # per cell
 
 
 class MonteCarloOpponent(CodePlayer):
     """Pure Monte Carlo search (seed 002): ``playouts`` random games after each legal move, then
-    the move with the best mean result for this player (ties broken at random)."""
+    the move with the best mean result for this player (ties broken at random).
+
+    ``playouts`` is at most 10,000, and at most 2**24 / cells**2 (331 on 15x15), since a reply
+    plays that many games after each empty cell. On boards of more than 12 cells the games are
+    played in chunks of at most 64 MB (``PLAYOUT_BYTES``)."""
 
     name = "montecarlo"
 
     def __init__(self, playouts: int = 50, *, rows: int = 3, cols: int = 3,
                  win_length: int = 3) -> None:
-        if not _is_number(playouts) or int(playouts) != playouts \
-                or not 1 <= playouts <= MAX_PLAYOUTS:
-            raise ValueError(f"playouts must be a positive integer up to {MAX_PLAYOUTS:,}; "
-                             f"got {playouts!r}")
-        self.playouts = int(playouts)
         self._set_board(rows, cols, win_length)
+        most = min(MAX_PLAYOUTS, MAX_REPLY_MOVES // self.rules.n_cells**2)
+        n = self.rules.n_cells
+        where = "" if most == MAX_PLAYOUTS else (
+            f" on the {self.rules.name} board (a reply plays that many games of up to {n} moves "
+            f"after each of its {n} cells)")
+        self.playouts = check_int(playouts, "playouts", 1, most, note=where)
 
     def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
         tables = self.rules.tables
@@ -326,19 +339,30 @@ class MonteCarloOpponent(CodePlayer):
 
     def act_cells(self, cells: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
         moves = np.flatnonzero(cells == game.EMPTY)
-        starts = np.repeat(cells[None], moves.size * self.playouts, axis=0)
-        played = np.repeat(moves, self.playouts)
-        starts[np.arange(played.size), played] = mark
-        winners = random_playouts_cells(starts, played, mark, rng, self.rules)
+        total, chunk = moves.size * self.playouts, playout_chunk(cells.size)
+        winners = np.empty(total, dtype=np.int8)
+        for first in range(0, total, chunk):  # row r is a playout after moves[r // playouts]
+            played = moves[np.arange(first, min(first + chunk, total)) // self.playouts]
+            starts = np.repeat(cells[None], played.size, axis=0)
+            starts[np.arange(played.size), played] = mark
+            winners[first:first + played.size] = random_playouts_cells(
+                starts, played, mark, rng, self.rules)
         return self._best(moves, winners, mark, rng)
 
     def _best(self, moves, winners, mark: int, rng: np.random.Generator) -> int:
-        results = np.where(winners == mark, 1.0, np.where(winners == 0, 0.0, -1.0))
-        means = results.reshape(moves.size, self.playouts).mean(axis=1)
-        return int(moves[_pick((means == means.max()).nonzero()[0], rng)])
+        # +1 win, 0 draw, -1 loss as int8; integer sums give exactly the float means' order.
+        results = (winners == mark).view(np.int8) - ((winners != mark) & (winners != 0))
+        totals = results.reshape(moves.size, self.playouts).sum(axis=1)
+        return int(moves[_pick((totals == totals.max()).nonzero()[0], rng)])
 
     def __repr__(self) -> str:
         return f"MonteCarloOpponent(playouts={self.playouts}{self._board_args()})"
+
+
+def playout_chunk(n_cells: int) -> int:
+    """How many playout rows of a board of ``n_cells`` cells are played at once: as many as fit
+    in ``PLAYOUT_BYTES``, at least one."""
+    return max(1, PLAYOUT_BYTES // (PLAYOUT_ROW_BYTES * (n_cells + 1)))
 
 
 def random_playouts(codes: npt.NDArray[np.int64], rng: np.random.Generator,
@@ -374,7 +398,7 @@ def random_playouts_cells(boards: npt.NDArray[np.int8], last: npt.NDArray[np.int
         boards[rows, cells] = marks[rows]
         won = rules.wins_at(boards[rows], cells, marks[rows])
         winners[rows[won]] = marks[rows[won]]
-        playing[rows] = ~won & empty.sum(axis=1) > 1
+        playing[rows] = ~won & (empty.sum(axis=1) > 1)
         marks[rows] = game.SWAP[marks[rows]]
     return winners.astype(np.int8)
 
@@ -391,7 +415,8 @@ class MixtureOpponent(CodePlayer):
         self._set_board(rows, cols, win_length)
         self.opponents = [resolve_opponent(o, self.rules) for o in opponents]
         n = len(self.opponents)
-        if weights is not None and not all(_is_number(w) for w in np.ravel(weights)):
+        # As objects: a list [True, 1] would become the ints [1, 1] in a NumPy array.
+        if weights is not None and not all(map(is_number, np.ravel(np.array(weights, object)))):
             raise ValueError(f"weights must be {n} finite non-negative numbers; got {weights!r}")
         weights = np.ones(n) if weights is None else np.asarray(weights, float)
         if (weights.shape != (n,) or not np.isfinite(weights).all() or (weights < 0).any()
@@ -470,7 +495,7 @@ def resolve_opponent(opponent: Opponent | str, rules: game.Rules = game.TICTACTO
             f"act(board, mark, rng); got {opponent!r}"
         )
     own = getattr(opponent, "rules", rules)
-    if isinstance(own, game.Rules) and own is not rules:
+    if isinstance(own, game.Rules) and own != rules:
         raise ValueError(f"opponent {opponent!r} plays on the {own.name} board, not on "
                          f"{rules.name}: build it with rows={rules.rows}, cols={rules.cols}, "
                          f"win_length={rules.win_length}")
@@ -495,7 +520,8 @@ def parse_opponent(spec: str, rules: game.Rules = game.TICTACTOE) -> Opponent:
     """An opponent for the board ``rules`` from a command-line spec.
 
     ``"minimax"`` or ``"epsilon:epsilon=0.2,inner=heuristic"`` is one player (keyword arguments
-    after a colon); players joined by ``+`` form a mixture, each optionally weighted with ``*w``:
+    after a colon: numbers, ``true``/``false``, ``none`` for None, or names); players joined by
+    ``+`` form a mixture, each optionally weighted with ``*w``:
     ``"random+heuristic+epsilon:epsilon=0.2+minimax*2"``.
     """
     parts = [part.strip() for part in spec.split("+")]
@@ -520,9 +546,11 @@ def _parse_one(spec: str, rules: game.Rules) -> Opponent:
     return make_opponent(name.strip(), **kwargs, **rules.kwargs)
 
 
-def _literal(text: str) -> float | int | bool | str:
+def _literal(text: str) -> float | int | bool | str | None:
     if text in ("true", "false", "True", "False"):
         return text.lower() == "true"
+    if text in ("none", "None"):  # so a spec can say what a keyword's None says
+        return None
     for kind in (int, float):
         try:
             return kind(text)
@@ -541,8 +569,3 @@ def _number(text: str, spec: str) -> float:
                          "expected a finite non-negative number")
     return weight
 
-
-def _is_number(value: object) -> bool:
-    """A real, finite number (not a bool, not a string)."""
-    return (isinstance(value, int | float | np.integer | np.floating)
-            and not isinstance(value, bool | np.bool_) and bool(np.isfinite(value)))

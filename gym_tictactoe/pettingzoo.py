@@ -99,6 +99,7 @@ from gymnasium import logger, spaces
 from gymnasium.utils import EzPickle
 
 from gym_tictactoe import game, rendering
+from gym_tictactoe.checks import shown
 from gym_tictactoe.env import ILLEGAL_ACTIONS, Stones, as_cell, check_choice, step_lists
 from gym_tictactoe.extras import MissingExtra
 from gym_tictactoe.seeding import check_seed
@@ -169,7 +170,7 @@ class raw_env(AECEnv, EzPickle):
         self._screen = rendering.Screen(self.render_mode, self.metadata["render_fps"])
 
     def observe(self, agent: str) -> dict[str, npt.NDArray[np.int8]]:
-        planes = SIDE.get(agent)
+        planes = SIDE.get(agent) if isinstance(agent, str) else None  # a list is unhashable
         if planes is None:
             raise ValueError(f"agent must be one of {list(AGENTS)}; got {agent!r}")
         grid = self._grid()
@@ -275,7 +276,7 @@ class raw_env(AECEnv, EzPickle):
     def _illegal(self, agent: str, action: Any) -> None:
         legal = np.flatnonzero(self.observe(agent)["action_mask"]).tolist()
         if self.illegal_action == "raise":
-            raise ValueError(f"illegal action {action!r} by {agent}: legal moves are {legal}")
+            raise ValueError(f"illegal action {shown(action)} by {agent}: legal moves are {legal}")
         self._end(MARK[OTHER[agent]], illegal_by=agent)
         self.agent_selection = OTHER[agent]
         if self.render_mode == "human":
@@ -294,7 +295,7 @@ class raw_env(AECEnv, EzPickle):
     def _space(self, table: dict, agent: str) -> Any:
         try:
             return table[agent]
-        except KeyError:
+        except (KeyError, TypeError):  # TypeError: an unhashable agent, such as a list
             raise ValueError(f"agent must be one of {list(AGENTS)}; got {agent!r}") from None
 
 

@@ -8,7 +8,6 @@ or arrays works without the ``render`` extra.
 
 from __future__ import annotations
 
-import operator
 import os
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -18,6 +17,7 @@ import numpy.typing as npt
 from gymnasium.error import DependencyNotInstalled
 
 from gym_tictactoe import game
+from gym_tictactoe.checks import check_int, is_integer
 
 BACKGROUND = (245, 241, 230)
 GRID_COLOUR = (70, 70, 70)
@@ -25,6 +25,7 @@ X_COLOUR = (200, 60, 50)
 O_COLOUR = (40, 90, 180)
 MIN_CELL = 8  # below 8 pixels a cell, strokes and rings blur into blobs
 MIN_SIZE = 3 * MIN_CELL
+MAX_SIZE = 4096  # pixels: its per-pixel layout takes a few hundred MB; a typo must not ask more
 # Shape of a mark as fractions of a cell: empty margin round it, stroke thickness.
 MARK_MARGIN = 0.2
 STROKE = 0.12
@@ -34,11 +35,11 @@ Shape = tuple[int, int]
 def board_cells(board: Any, shape: Shape = (3, 3)) -> npt.NDArray[np.int8]:
     """The cells of ``board``: a position code (an int) or an array of ``rows * cols`` cells."""
     rows, cols = shape
-    if isinstance(board, int | np.integer) and not isinstance(board, bool):
+    if is_integer(board):
         return game.rules(rows, cols, min(rows, cols)).decode(int(board))
     cells = np.asarray(board)
-    if cells.shape != (rows * cols,) or cells.dtype.kind not in "iu" or not np.isin(
-            cells, (0, 1, 2)).all():
+    if cells.shape != (rows * cols,) or cells.dtype.kind not in "iu" or np.ma.is_masked(
+            board) or not np.isin(cells, (0, 1, 2)).all():
         raise ValueError(f"a {rows}x{cols} board is a position code or {rows * cols} cells of "
                          f"0, 1, 2; got {board!r}")
     return cells.astype(np.int8)
@@ -99,11 +100,9 @@ def _frame(cells: bytes, size: int, rows: int, cols: int) -> npt.NDArray[np.uint
 def rgb_array(board: Any, size: int = 240, shape: Shape = (3, 3)) -> npt.NDArray[np.uint8]:
     """The board as a uint8 image whose longer side is ``size`` pixels: grid, red X strokes,
     blue O rings. ``board`` is a position code or the cells of a ``shape`` board."""
-    size = operator.index(size)
     least = max(MIN_SIZE, MIN_CELL * max(shape))
-    if size < least:
-        raise ValueError(f"size must be at least {least} pixels for a {shape[0]}x{shape[1]} "
-                         f"board; got {size}")
+    size = check_int(size, "size", least, MAX_SIZE,
+                     note=f" pixels (at least {MIN_CELL} a cell on a {shape[0]}x{shape[1]} board)")
     cells = board_cells(board, shape)
     return _frame(cells.tobytes(), size, *shape).copy()
 

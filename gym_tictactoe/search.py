@@ -17,12 +17,18 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
+from gym_tictactoe.checks import check_int, check_number
 from gym_tictactoe.negamax import PROVEN, WIN, Searcher
 from gym_tictactoe.threats import LinePosition, geometry
 
 MAX_SIDE = 15
-MAX_NODES = 10_000_000  # about a minute and a half per move in CPython: a generous ceiling
+# A generous ceiling: a million positions take about 25 s and 60 MB (the transposition table
+# holds about one entry per interior position, some 50 bytes each) on 15x15 gomoku in CPython;
+# ten million took 253 s and 522 MB.
+MAX_NODES = 1_000_000
 DEFAULT_MAX_NODES = 2000
+MAX_TIME_LIMIT = 60.0  # seconds per move; the node ceiling above stops the search first anyway
+_DEFAULT = object()  # max_nodes not given: 2000, or the ceiling when a time limit is set
 DEFAULT_RADIUS = 1
 DEFAULT_WIDTH = 12
 FULL_WIDTH_CELLS = 64  # on boards up to 8 x 8 every empty cell is a candidate, whatever radius
@@ -60,25 +66,37 @@ class AlphaBetaPlayer:
     line-counting evaluation, then nearest the centre) and seeded random tie-breaks among the
     equally best root moves.
 
-    Limits: ``depth`` (plies per iteration, forced replies not counted) and ``max_nodes``
-    (positions searched per move: the first iteration always finishes, a later one that runs out
-    is dropped, and one predicted to run out, from the cost of the one before, is not started).
+    Limits: ``depth`` (plies per iteration, forced replies not counted), ``max_nodes``
+    (positions searched per move) and ``time_limit`` (seconds per move): the first iteration
+    always finishes, a later one that runs out is dropped, and one predicted to run out, from the
+    cost of the one before, is not started. Node budgets are the default because they are
+    deterministic: the same board, mark and ``rng`` state give the same move on any machine. A
+    time limit makes the move depend on the machine's speed and load (a slow or busy machine
+    searches less deeply), so seeded games are no longer reproducible with it. The clock is read
+    every 64 positions, so a move overruns the limit by about a millisecond at most (or by the
+    first iteration, which on 15 x 15 takes a few milliseconds).
+
     With limits the search is pruned forward to stay fast on big boards: on boards of more than
     64 cells the candidate moves are the empty cells within ``radius`` cells (king moves) of a
     stone, or every empty cell when none is that near; at most ``width`` of them are searched at
     each position, the best by the ordering; and the first move of a game is a centre-most cell.
 
-    With ``depth=None, max_nodes=None`` nothing is pruned forward and every line is searched to
-    the end of the game: perfect play, as ``minimax`` (fastest win, slowest loss, uniformly random
-    among the best moves, even the same choice from the same ``rng`` state). That is only
-    practical on small boards (tic-tac-toe in milliseconds, 4 x 4 in seconds).
+    With ``depth=None, max_nodes=None`` (and no time limit) nothing is pruned forward and every
+    line is searched to the end of the game: perfect play, as ``minimax`` (fastest win, slowest
+    loss, uniformly random among the best moves, even the same choice from the same ``rng``
+    state). That is allowed only on the boards the solver solves (at most 16 cells: tic-tac-toe
+    in milliseconds, 4 x 4 in seconds); bigger boards need a limit. Any other search stops at
+    the ceiling of 1,000,000 positions, also with ``max_nodes=None`` (and a depth or a time
+    limit).
 
     Arguments:
         rows, cols: the board, 1 to 15 each. win_length: k in a row, 1 to max(rows, cols).
         depth: None or a positive number of plies.
-        max_nodes: None or 1 to 10,000,000 positions per move. The default, 2000, answers a
-            15 x 15 gomoku position in about 20 ms (median; CPython on one unloaded core),
-            usually after a 5-ply iteration.
+        max_nodes: 1 to 1,000,000 positions per move (about 25 s and 60 MB at the ceiling on
+            15 x 15), or None (see above). The default, 2000, answers a 15 x 15 gomoku position
+            in about 30 ms (median; CPython), usually after a 5-ply iteration; with a
+            ``time_limit`` and no ``max_nodes`` the budget is the ceiling.
+        time_limit: None (default) or seconds per move, above 0 and up to 60.
         radius: 1 to 14, see above (used only with limits, on boards of more than 64 cells).
         width: None or a positive number of moves per position, see above (only with limits).
     """
@@ -86,18 +104,29 @@ class AlphaBetaPlayer:
     name = "alphabeta"
 
     def __init__(self, rows: int = 3, cols: int = 3, win_length: int = 3, *,
-                 depth: int | None = None, max_nodes: int | None = DEFAULT_MAX_NODES,
-                 radius: int = DEFAULT_RADIUS, width: int | None = DEFAULT_WIDTH) -> None:
-        self.rows = _integer("rows", rows, 1, MAX_SIDE)
-        self.cols = _integer("cols", cols, 1, MAX_SIDE)
+                 depth: int | None = None, max_nodes: int | None = _DEFAULT,  # type: ignore
+                 time_limit: float | None = None, radius: int = DEFAULT_RADIUS,
+                 width: int | None = DEFAULT_WIDTH) -> None:
+        self.rows = check_int(rows, "rows", 1, MAX_SIDE)
+        self.cols = check_int(cols, "cols", 1, MAX_SIDE)
         longest = max(self.rows, self.cols)
-        self.win_length = _integer("win_length", win_length, 1, longest,
-                                   f" (the longer side of a {rows}x{cols} board)")
-        self.depth = _integer("depth", depth, 1, self.rows * self.cols, " or None", none=True)
-        self.max_nodes = _integer("max_nodes", max_nodes, 1, MAX_NODES, " or None", none=True)
-        self.radius = _integer("radius", radius, 1, MAX_SIDE - 1)
-        self.width = _integer("width", width, 1, MAX_SIDE**2, " or None", none=True)
+        self.win_length = check_int(win_length, "win_length", 1, longest,
+                                    note=f" (the longer side of a {rows}x{cols} board)")
+        self.depth = check_int(depth, "depth", 1, self.rows * self.cols, none=True)
+        self.time_limit = check_number(time_limit, "time_limit", 0, MAX_TIME_LIMIT,
+                                       low_open=True, none=True, note=" (seconds a move)")
+        if max_nodes is _DEFAULT:
+            max_nodes = DEFAULT_MAX_NODES if self.time_limit is None else MAX_NODES
+        self.max_nodes = check_int(max_nodes, "max_nodes", 1, MAX_NODES, none=True)
+        self.radius = check_int(radius, "radius", 1, MAX_SIDE - 1)
+        self.width = check_int(width, "width", 1, MAX_SIDE**2, none=True)
         self._geo = geometry(self.rows, self.cols, self.win_length)
+        if self.exhaustive and self._geo.cells > game.SOLVED_CELLS:
+            raise ValueError(
+                f"depth=None with max_nodes=None searches to the end of the game, which is "
+                f"feasible on boards of at most {game.SOLVED_CELLS} cells; the {self.rows}x"
+                f"{self.cols} board has {self._geo.cells}: give max_nodes (1 to {MAX_NODES:,}), "
+                f"depth or time_limit")
 
     @property
     def rules(self) -> game.Rules:
@@ -107,7 +136,7 @@ class AlphaBetaPlayer:
     @property
     def exhaustive(self) -> bool:
         """No limits: the search goes to the end of the game and plays perfectly."""
-        return self.depth is None and self.max_nodes is None
+        return self.depth is None and self.max_nodes is None and self.time_limit is None
 
     def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
         moves = self.search(board, mark).moves
@@ -137,8 +166,10 @@ class AlphaBetaPlayer:
         return None
 
     def _searched(self, pos: LinePosition, cells: npt.NDArray[np.int8]) -> SearchResult:
+        # Only the exhaustive search of a solvable board runs without a node ceiling.
+        budget = self.max_nodes if self.max_nodes is not None or self.exhaustive else MAX_NODES
         searcher = Searcher(pos, exhaustive=self.exhaustive, width=self.width,
-                            max_nodes=self.max_nodes)
+                            max_nodes=budget, time_limit=self.time_limit)
         moves = sorted(pos.four_cells(1 - pos.side)) or searcher.ordered(-1)
         classes = {move: move for move in moves}
         if self.exhaustive:  # one move of each class of equivalent moves is enough
@@ -187,16 +218,7 @@ class AlphaBetaPlayer:
         return cells.astype(np.int8)
 
     def __repr__(self) -> str:
+        timed = "" if self.time_limit is None else f", time_limit={self.time_limit}"
         return (f"AlphaBetaPlayer({self.rows}, {self.cols}, {self.win_length}, depth={self.depth}, "
-                f"max_nodes={self.max_nodes}, radius={self.radius}, width={self.width})")
+                f"max_nodes={self.max_nodes}{timed}, radius={self.radius}, width={self.width})")
 
-
-def _integer(name: str, value: object, low: int, high: int, note: str = "",
-             none: bool = False) -> int | None:
-    """``value`` as an int in [low, high] (or None when allowed), else a ValueError naming it."""
-    if value is None and none:
-        return None
-    if (isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer)
-            or not low <= value <= high):
-        raise ValueError(f"{name} must be an integer from {low} to {high}{note}; got {value!r}")
-    return int(value)

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
+from gym_tictactoe.checks import is_integer, shown
 
 SEED_LIMIT = 2**32
 
 
 def check_seed(seed: Any, name: str = "seed") -> int | None:
-    """``seed`` as an int, None as it is; a ValueError naming the allowed range otherwise."""
+    """``seed`` as an int, None as it is; a ValueError naming the allowed range otherwise.
+    Python and NumPy integers alike (the same int, so the same games); not bools."""
     if seed is None:
         return None
-    if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer) \
-            or not 0 <= seed < SEED_LIMIT:
+    if not is_integer(seed) or not 0 <= seed < SEED_LIMIT:
         raise ValueError(f"{name} must be None or an integer with 0 <= {name} < 2**32; "
-                         f"got {seed!r}")
+                         f"got {shown(seed)}")
     return int(seed)

@@ -23,25 +23,22 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
+from gym_tictactoe.checks import check_choice, check_number
 from gym_tictactoe.game import Rules
 
 STARTS = ("empty", "random")
+# random_play works on chunks of boards whose temporaries take at most about this many bytes.
+START_CHUNK_BYTES = 32 * 2**20
 
 
 def check_start(start: Any, name: str = "start") -> str:
-    if not isinstance(start, str) or start not in STARTS:
-        raise ValueError(f"{name} must be one of {list(STARTS)}; got {start!r}")
-    return start
+    return check_choice(start, name, STARTS)
 
 
 def check_start_probability(probability: Any) -> float:
     """A float in [0, 1]: the chance that an episode of a ``start="random"`` env starts at a
     random position."""
-    if isinstance(probability, bool | np.bool_) or not isinstance(
-            probability, int | float | np.integer | np.floating) \
-            or not 0.0 <= probability <= 1.0:  # also False for NaN
-        raise ValueError(f"start_probability must be a number in [0, 1]; got {probability!r}")
-    return float(probability)
+    return check_number(probability, "start_probability", 0.0, 1.0)
 
 
 def random_starts(rng: np.random.Generator, size: int, start: str,
@@ -87,19 +84,40 @@ def random_play(rules: Rules, rng: np.random.Generator, size: int) -> npt.NDArra
     from the empty board, each game stopped before the move that would win it.
 
     A board's moves are the first cells of a random permutation of all cells, which is a
-    uniformly random empty cell at every move; the loop runs over plies, never over boards."""
+    uniformly random empty cell at every move. Where each cell falls in its permutation (its
+    rank) says it all: X takes the even ranks, O the odd ones, and the game is stopped before the
+    first rank that completes a line of one mark. Boards are drawn and finished in chunks of
+    about ``START_CHUNK_BYTES``; the draws are those of one array."""
     n = rules.n_cells
-    order = np.argsort(rng.random((size, n)), axis=1)
+    ranks = np.empty((size, n), dtype=np.uint8)  # boards without tables have 17 to 225 cells
+    chunk = max(1, START_CHUNK_BYTES // (16 * n + 4 * rules.line_array.size))
+    for first in range(0, size, chunk):
+        part = ranks[first:first + chunk]
+        order = np.argsort(rng.random(part.shape), axis=1)
+        np.put_along_axis(part, order, np.arange(n, dtype=np.uint8)[None], axis=1)
     lengths = rng.integers(0, n, size=size)
-    board = np.zeros((size, n + 1), dtype=np.int8)
-    board[:, -1] = -1  # the padding column that rules.wins_at's rays point at
-    going = np.arange(size)
-    for ply in range(int(lengths.max(initial=0))):
-        going = going[lengths[going] > ply]
-        cells, mark = order[going, ply], game.X if ply % 2 == 0 else game.O
-        trial = board[going]
-        trial[np.arange(going.size), cells] = mark
-        wins = rules.wins_at(trial, cells, np.full(going.size, mark, dtype=np.int8))
-        board[going[~wins], cells[~wins]] = mark
-        going = going[~wins]
-    return board[:, :-1].copy()
+    for first in range(0, size, chunk):
+        part = ranks[first:first + chunk]
+        stop = np.minimum(lengths[first:first + chunk], _first_win(rules, part))
+        part[...] = np.where(part < stop[:, None], (part & 1) + game.X, game.EMPTY)
+    return ranks.view(np.int8)
+
+
+def _first_win(rules: Rules, ranks: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+    """For boards whose cells are played in the order of their ``ranks`` (N, cells), the first
+    ply that completes a line of one mark (the line's last rank), or 255 for none."""
+    # One (N, lines) array per position along the lines: element-wise work over long rows is
+    # several times cheaper than reducing many short (k-long) rows.
+    along = [ranks[:, cells] for cells in _line_positions(rules)]
+    last, odd = along[0], along[0] & 1
+    for ranked in along[1:]:
+        np.maximum(last, ranked, out=last)
+        odd += ranked & 1
+    last[(odd != 0) & (odd != rules.win_length)] = 255  # both marks on the line
+    return last.min(axis=1, initial=255)
+
+
+@cache
+def _line_positions(rules: Rules) -> npt.NDArray[np.intp]:
+    """(k, lines): the cell at each position along each line, contiguous per position."""
+    return np.ascontiguousarray(rules.line_array.T)

@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from gym_tictactoe import game
 from gym_tictactoe.game import Rules
+from gym_tictactoe.seeding import check_seed
 
 TOLERANCE = 1e-6  # allowed |sum - 1| of a position's probabilities (float32 softmax fits)
 _NO_KEY = np.iinfo(np.int32).max
@@ -183,7 +184,7 @@ class UniformPolicy:
     and its probabilities, so that evaluation measures it exactly on any board."""
 
     def __init__(self, seed: int | None = 0) -> None:
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(check_seed(seed))
 
     def __call__(self, observation: npt.NDArray[np.int8], action_mask: npt.NDArray[np.int8]) -> int:
         return int(self.rng.choice(np.flatnonzero(action_mask)))

@@ -25,8 +25,10 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
+from gym_tictactoe.checks import check_flag
 from gym_tictactoe.env import as_cell
 from gym_tictactoe.game import Rules
+from gym_tictactoe.seeding import check_seed
 from gym_tictactoe.stochastic import offers_probabilities, probabilities_of
 
 __all__ = ["SymmetrizedPolicy", "canonical_symmetries", "canonicalize", "symmetry_table",
@@ -181,8 +183,8 @@ class SymmetrizedPolicy:
         if not isinstance(self.rules, Rules):
             raise ValueError(f"rules must be a game.Rules (game.rules(rows, cols, win_length)); "
                              f"got {rules!r}")
-        self.policy, self.stochastic = policy, bool(stochastic)
-        self.rng = np.random.default_rng(seed)
+        self.policy, self.stochastic = policy, check_flag(stochastic, "stochastic")
+        self.rng = np.random.default_rng(check_seed(seed))
         if self.stochastic:  # only then is it a stochastic policy for evaluation
             self.action_probabilities_batch = self.average_batch
             self.action_probabilities = self._average_one

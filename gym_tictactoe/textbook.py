@@ -22,9 +22,8 @@ second copy of the rules and ``minimax`` is a look-up, not a search. Boards are 
 
 from __future__ import annotations
 
-from numbers import Integral
-
 from gym_tictactoe import game, solver
+from gym_tictactoe.checks import is_integer
 
 X = "X"
 O = "O"
@@ -138,7 +137,7 @@ def _check_action(action: Action) -> Action:
     ok = (
         isinstance(action, tuple)
         and len(action) == 2
-        and all(isinstance(v, Integral) and not isinstance(v, bool) for v in action)
+        and all(is_integer(v) for v in action)
         and all(0 <= v < _SIZE for v in action)
     )
     if not ok:

@@ -17,8 +17,10 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from gym_tictactoe import game, rendering, starts
+from gym_tictactoe.checks import check_int, shown
 from gym_tictactoe.env import ILLEGAL_ACTIONS, VIEWS, as_cell, check_choice, check_seat
 from gym_tictactoe.opponents import Opponent
+from gym_tictactoe.seeding import check_seed
 from gym_tictactoe.vector_boards import make_boards
 from gym_tictactoe.vector_opponents import Boards, Cells, vectorize_opponent
 
@@ -28,7 +30,28 @@ __all__ = ["VIEWS", "TicTacToeVectorEnv", "vectorize_opponent"]
 REWARDS = np.array([[0, 0, 0], [0, 1, -1], [0, -1, 1]], dtype=np.float32)
 _REWARDS = REWARDS.ravel()  # row-major: REWARDS[agent, winner] is _REWARDS[agent * 3 + winner]
 MAX_NUM_ENVS = 2**24  # 16.7 M boards already take gigabytes; beyond, arrays fail to allocate
+# What a batch may take: a step holds a few (boards, cells) arrays at once (positions,
+# observations, masks, the info's boards), measured at 14 to 16 bytes a cell a board on 3x3 and
+# 15x15 (tracemalloc); BYTES_PER_CELL and BYTES_PER_BOARD overestimate that a little.
+MEMORY_BUDGET = 4 * 2**30
+BYTES_PER_CELL, BYTES_PER_BOARD = 16, 64
 NO_MOVE = -1  # opponent_action of a board where the opponent did not move
+
+
+def memory_needed(num_envs: int, rules: game.Rules) -> int:
+    """About the most bytes ``num_envs`` boards of ``rules`` hold at once while stepping."""
+    return num_envs * (BYTES_PER_CELL * rules.n_cells + BYTES_PER_BOARD)
+
+
+def _check_memory(num_envs: int, rules: game.Rules) -> None:
+    """Refuse, before allocating anything, a batch beyond MEMORY_BUDGET."""
+    needed = memory_needed(num_envs, rules)
+    if needed > MEMORY_BUDGET:
+        most = MEMORY_BUDGET // memory_needed(1, rules)
+        raise ValueError(f"num_envs={num_envs:,} boards of {rules.name} would take about "
+                         f"{needed / 1e9:.1f} GB ({memory_needed(1, rules):,} bytes a board); "
+                         f"the limit is {MEMORY_BUDGET / 2**30:g} GiB: at most {most:,} boards "
+                         f"of this size")
 
 
 class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], npt.NDArray]):
@@ -81,7 +104,9 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
     >>> envs = gym.make_vec("TicTacToe-v0", num_envs=256, vectorization_mode="vector_entry_point",
     ...                     rows=6, cols=6, win_length=4, opponent="heuristic")
     ```
-    * ``num_envs``: the number of boards.
+    * ``num_envs``: the number of boards, at most 16,777,216 and at most what fits in 4 GiB at
+      about 16 bytes a cell a board (``memory_needed``): 1,172,207 boards of 15x15, all 2**24 of
+      3x3.
     * ``opponent``: a name, a ``parse_opponent`` spec such as ``"random+minimax*2"``, or an
       opponent object (see above). Default ``"random"``.
     * ``agent_mark``: ``"X"``, ``"O"`` or ``"random"`` (drawn per board at each of its resets).
@@ -112,12 +137,9 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         start: str = "empty",
         start_probability: float = 1.0,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) \
-                or not 1 <= num_envs <= MAX_NUM_ENVS:
-            raise ValueError(f"num_envs must be a positive integer up to {MAX_NUM_ENVS:,}; "
-                             f"got {num_envs!r}")
-        self.num_envs = int(num_envs)
+        self.num_envs = check_int(num_envs, "num_envs", 1, MAX_NUM_ENVS)
         self.rules = game.rules(rows, cols, win_length)
+        _check_memory(self.num_envs, self.rules)
         self.agents = np.full(self.num_envs, game.X, dtype=np.int8)
         self.opponent = vectorize_opponent(opponent, self.num_envs, self.rules, self.agents)
         self.agent_mark_option = check_seat(self.rules, agent_mark)
@@ -151,7 +173,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         """Reset every board, or only ``options["reset_mask"]``'s; ``options["agent_mark"]``
         overrides the seat and ``options["start"]`` the start (``"empty"`` or ``"random"``) for
         this reset."""
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be a dict such as {{'agent_mark': 'O'}} or "
                              f"{{'reset_mask': mask}}; got {options!r}")
@@ -263,7 +285,8 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         """Each action as a cell index (0 where invalid) and whether it is a legal move now.
 
         As in ``TicTacToeEnv``, an action that is not an integer cell is an illegal move."""
-        actions = np.asarray(actions)
+        shown = ~np.ma.getmaskarray(actions) if np.ma.is_masked(actions) else True
+        actions = np.asarray(actions)  # drops a mask: a masked entry names no cell (``shown``)
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), one cell per board; "
                              f"got shape {actions.shape}")
@@ -274,16 +297,16 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
             return np.zeros(self.num_envs, dtype=np.int64), np.zeros(self.num_envs, dtype=bool)
         in_range = (actions >= 0) & (actions < self.rules.n_cells)
         cells = np.where(in_range, actions, 0).astype(np.int64)
-        legal = in_range & ~self.ended & self.positions.legal(cells)
+        legal = in_range & ~self.ended & self.positions.legal(cells) & shown
         return cells, legal
 
     def _raise_illegal(self, actions: npt.ArrayLike, illegal: npt.NDArray[np.bool_]) -> None:
         board = int(np.flatnonzero(illegal)[0])
-        action = np.asarray(actions)[board]
+        action = np.ma.asanyarray(actions)[board]  # a masked entry shows as masked, not its value
         action = action.item() if isinstance(action, np.generic) else action
         legal = self.positions.legal_moves(board)
-        raise ValueError(f"illegal action {action!r} on board {board} (and {illegal.sum() - 1} "
-                         f"more): legal moves there are {legal}")
+        raise ValueError(f"illegal action {shown(action)} on board {board} (and "
+                         f"{illegal.sum() - 1} more): legal moves there are {legal}")
 
     def _observations(self) -> npt.NDArray[np.int8]:
         return self.positions.observations(self.agents)

@@ -106,7 +106,9 @@ class CellBoards:
         for them: their absolute cells, and their codes where the board keeps codes."""
         self.board[boards, :-1] = cells
         own = cells == self.agents[boards, None]
-        self.view[boards] = np.where(cells == game.EMPTY, 0, np.where(own, 1, 2))
+        # int8 scalars: Python ints would make two int64 (boards, cells) temporaries
+        one, two = np.int8(1), np.int8(2)
+        self.view[boards] = np.where(cells == game.EMPTY, np.int8(0), np.where(own, one, two))
         self._winner[boards] = game.NO_WINNER
         self._marks[boards] = (cells != game.EMPTY).sum(axis=1)
         if self.codes is not None:

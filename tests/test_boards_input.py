@@ -53,17 +53,20 @@ MAKERS: dict[str, Callable[..., Any]] = {
     "make_opponent": lambda **kw: make_opponent("heuristic", **kw),
 }
 BAD_SIZES = [
-    ({"rows": 0}, r"rows and cols must be 1\.\.15; got rows=0, cols=3"),
-    ({"cols": 16}, r"rows and cols must be 1\.\.15; got rows=3, cols=16"),
-    ({"rows": -2, "cols": 4}, r"rows and cols must be 1\.\.15; got rows=-2"),
+    ({"rows": 0}, r"rows must be an integer from 1 to 15; got 0"),
+    ({"cols": 16}, r"cols must be an integer from 1 to 15; got 16"),
+    ({"rows": -2, "cols": 4}, r"rows must be an integer from 1 to 15; got -2"),
     # False, not True: True == 1, and game.rules' cache may hold a 1x3x3 board (see below).
-    ({"rows": False}, r"rows must be an integer; got False"),
-    ({"rows": None}, r"rows must be an integer; got None"),
-    ({"cols": 4.5}, r"cols must be an integer; got 4\.5"),
-    ({"win_length": "3"}, r"win_length must be an integer; got '3'"),
-    ({"win_length": 4}, r"win_length must be 1\.\.max\(rows, cols\) = 3 on a 3x3 board; got 4"),
-    ({"win_length": 0}, r"win_length must be 1\.\.max\(rows, cols\) = 3 on a 3x3 board; got 0"),
-    ({"rows": 2, "cols": 5, "win_length": 6}, r"= 5 on a 2x5 board; got 6"),
+    ({"rows": False}, r"rows must be an integer from 1 to 15; got False"),
+    ({"rows": None}, r"rows must be an integer from 1 to 15; got None"),
+    ({"cols": 4.5}, r"cols must be an integer from 1 to 15; got 4\.5"),
+    ({"win_length": "3"}, r"win_length must be an integer from 1 to 3 \(the longer side of a "
+                          r"3x3 board\); got '3'"),
+    ({"win_length": 4}, r"win_length must be an integer from 1 to 3 \(the longer side of a 3x3 "
+                        r"board\); got 4"),
+    ({"win_length": 0}, r"win_length must be an integer from 1 to 3 .*; got 0"),
+    ({"rows": 2, "cols": 5, "win_length": 6}, r"from 1 to 5 \(the longer side of a 2x5 board\); "
+                                              r"got 6"),
 ]
 
 
@@ -76,8 +79,8 @@ def test_bad_board_sizes_are_rejected_naming_what_is_allowed(maker, kwargs, mess
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"cols": 3.0}, r"cols must be an integer; got 3\.0"),
-    ({"rows": True, "cols": 1, "win_length": 1}, r"rows must be an integer; got True"),
+    ({"cols": 3.0}, r"cols must be an integer from 1 to 15; got 3\.0"),
+    ({"rows": True, "cols": 1, "win_length": 1}, r"rows must be an integer from 1 to 15; got True"),
 ], ids=str)
 def test_sizes_equal_to_those_of_a_board_already_built_are_still_checked(kwargs, message):
     game.rules(1, 1, 1)
@@ -94,7 +97,7 @@ def test_numpy_integer_sizes_give_the_same_board():
 
 @pytest.mark.parametrize("text", ["4x4x5", "0x3", "16x16", "3x3x3x3", "axb", "", "3"])
 def test_parse_board_rejects_bad_boards(text):
-    with pytest.raises(ValueError, match=r"(ROWSxCOLSxK|must be 1\.\.)"):
+    with pytest.raises(ValueError, match=r"(ROWSxCOLSxK|must be an integer from 1 to)"):
         game.parse_board(text)
 
 

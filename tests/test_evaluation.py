@@ -388,7 +388,7 @@ def test_play_games_takes_specs_and_opponent_objects():
 
 
 def test_play_games_rejects_bad_arguments():
-    with pytest.raises(ValueError, match="non-negative"):
+    with pytest.raises(ValueError, match=r"n must be an integer >= 0; got -1"):
         evaluation.play_games(first_legal, "random", -1)
     with pytest.raises(ValueError, match="agent_mark"):
         evaluation.play_games(first_legal, "random", 1, agent_mark="Z")

@@ -146,7 +146,7 @@ def test_montecarlo_finds_the_win_and_the_block():
     player = MonteCarloOpponent(playouts=30)
     assert player.act(board("XX.OO...."), game.X, rng) == 2
     assert player.act(board("XX..O...."), game.O, rng) == 2
-    with pytest.raises(ValueError, match="playouts must be a positive integer"):
+    with pytest.raises(ValueError, match="playouts must be an integer from 1 to 10,000"):
         MonteCarloOpponent(playouts=0)
 
 
@@ -226,7 +226,7 @@ def test_heuristic_throws_the_value_away_in_82_positions():
         (lambda: MixtureOpponent(["random", "minimax"], [float("nan"), 1]), "finite"),
         (lambda: MixtureOpponent(["random", "minimax"], ["a", 1]), "finite non-negative"),
         (lambda: make_opponent("epsilon", epsilon="a"), "epsilon must be a number"),
-        (lambda: make_opponent("montecarlo", playouts="a"), "playouts must be a positive"),
+        (lambda: make_opponent("montecarlo", playouts="a"), "playouts must be an integer from 1"),
         (lambda: make_opponent("minimax", deterministic="false"), "deterministic must be True"),
         (lambda: __import__("gym_tictactoe.opponents").opponents.parse_opponent(
             "random*inf+minimax"), "bad weight 'inf'"),
@@ -269,5 +269,5 @@ def test_montecarlo_playouts_have_a_limit():
     from gym_tictactoe.opponents import MAX_PLAYOUTS, parse_opponent
 
     assert MonteCarloOpponent(playouts=MAX_PLAYOUTS).playouts == MAX_PLAYOUTS
-    with pytest.raises(ValueError, match="playouts must be a positive integer up to 10,000"):
+    with pytest.raises(ValueError, match="playouts must be an integer from 1 to 10,000"):
         parse_opponent("montecarlo:playouts=100000000")

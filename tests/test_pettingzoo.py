@@ -266,10 +266,10 @@ def test_acting_after_the_end_is_an_error_or_pettingzoos_warning():
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"rows": 0}, r"rows and cols must be 1..15; got rows=0"),
-    ({"cols": 16}, r"rows and cols must be 1..15"),
-    ({"win_length": 4}, r"win_length must be 1..max\(rows, cols\) = 3"),
-    ({"rows": 3.0}, r"rows must be an integer; got 3.0"),
+    ({"rows": 0}, r"rows must be an integer from 1 to 15; got 0"),
+    ({"cols": 16}, r"cols must be an integer from 1 to 15"),
+    ({"win_length": 4}, r"win_length must be an integer from 1 to 3"),
+    ({"rows": 3.0}, r"rows must be an integer from 1 to 15; got 3.0"),
     ({"illegal_action": "ignore"}, r"illegal_action must be one of \['lose', 'raise'\]"),
     ({"render_mode": "video"}, r"render_mode must be one of \[None, 'human', 'ansi'"),
 ])

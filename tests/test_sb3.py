@@ -74,7 +74,7 @@ def test_unknown_algo_lists_the_known_ones():
     env = sb3.make_vec_env("ppo", n_envs=1)
     for call in (lambda: sb3.build_model("a2c", env), lambda: sb3.make_vec_env("a2c"),
                  lambda: sb3.ExactEvalCallback("a2c")):
-        with pytest.raises(ValueError, match=r"unknown algorithm 'a2c'.*maskable-ppo.*ppo.*dqn"):
+        with pytest.raises(ValueError, match=r"algo must be one of .*dqn.*; got 'a2c'"):
             call()
 
 
@@ -524,5 +524,5 @@ def test_sb3_self_play_refreshes_its_pool_with_frozen_copies(algo):
     model.learn(256, reset_num_timesteps=False)  # training on does not move a snapshot
     np.testing.assert_array_equal(latest.preferences(boards), before)
     assert not np.array_equal(sb3.ModelPolicy(model).preferences(boards), before)
-    with pytest.raises(ValueError, match="every must be a positive number of timesteps"):
+    with pytest.raises(ValueError, match=r"every must be an integer >= 1 \(timesteps\); got 0"):
         snapshot_callback(pool, 0, algo, canonical=True)

@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gym_tictactoe import game, solver
-from gym_tictactoe.search import AlphaBetaPlayer
+from gym_tictactoe import game, negamax, search, solver
+from gym_tictactoe.opponents import make_opponent, parse_opponent
+from gym_tictactoe.search import MAX_NODES, AlphaBetaPlayer
 from gym_tictactoe.threats import FOUR_BONUS, GAIN_SHIFT, LOW, LinePosition, geometry
 
 PLAYING = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
@@ -145,7 +146,7 @@ def test_perfect_matches_brute_force_on_small_boards(rows, cols, k):
 
 
 @pytest.mark.parametrize(("rows", "cols", "k", "first_player_wins"), [
-    (3, 3, 3, False), (4, 3, 3, True), (3, 4, 3, True), (4, 4, 3, True), (5, 4, 3, True),
+    (3, 3, 3, False), (4, 3, 3, True), (3, 4, 3, True), (4, 4, 3, True),
     (2, 2, 2, True), (1, 1, 1, True), (1, 5, 3, False), (2, 4, 4, False),
     (4, 4, 4, False),  # a few seconds: every first move has to be proven a draw
 ])
@@ -153,6 +154,18 @@ def test_known_mnk_results(rows, cols, k, first_player_wins):
     result = perfect(rows, cols, k).search(np.zeros(rows * cols, np.int8), game.X)
     assert result.proven
     assert (result.score > 0) == first_player_wins and result.score >= 0
+
+
+def test_known_result_beyond_the_solvable_boards():
+    """5x4x3 is a first-player win: searched in full width and to the end (20 plies, no node
+    budget under the ceiling), every reply to X's centre opening loses. (An exhaustive search,
+    ``depth=None, max_nodes=None``, is refused on boards of more than 16 cells.)"""
+    player = AlphaBetaPlayer(5, 4, 3, depth=20, max_nodes=None, width=None)
+    for centre in geometry(5, 4, 3).centre_cells():
+        board = np.zeros(20, np.int8)
+        board[centre] = game.X
+        result = player.search(board, game.O)
+        assert result.proven and result.score < 0 and len(result.moves) == 19
 
 
 # --- big boards with the default limits -------------------------------------------------------
@@ -216,6 +229,69 @@ def test_limits_are_respected():
         assert all(board[m] == game.EMPTY for m in result.moves)
 
 
+def test_a_search_without_a_node_budget_stops_at_the_ceiling(monkeypatch):
+    """On a board too big to solve, ``max_nodes=None`` with a depth still has a node ceiling
+    (issue 16: an unbounded search never returned)."""
+    board = random_game(15, 15, 5, seed=3)[20]
+    first = AlphaBetaPlayer(15, 15, 5, depth=1, max_nodes=None).search(board, to_move(board))
+    monkeypatch.setattr(search, "MAX_NODES", 300)
+    result = AlphaBetaPlayer(15, 15, 5, depth=12, max_nodes=None).search(board, to_move(board))
+    assert result.depth < 12 and result.nodes <= max(first.nodes, 300) + 1
+
+
+class FakeClock:
+    """A clock that moves one millisecond every time it is read."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 0.001
+        return self.now
+
+
+def test_a_time_limit_stops_the_search(monkeypatch):
+    """With ``time_limit`` the clock is read every ``CLOCK_EVERY`` positions and the search stops
+    once it has run out; the node budget is then the ceiling. Timed by a fake clock."""
+    board = random_game(15, 15, 5, seed=3)[20]
+    mark = to_move(board)
+    first = AlphaBetaPlayer(15, 15, 5, depth=1).search(board, mark).nodes
+    monkeypatch.setattr(negamax.time, "perf_counter", FakeClock())
+    player = AlphaBetaPlayer(15, 15, 5, time_limit=0.02)
+    assert player.max_nodes == MAX_NODES
+    result = player.search(board, mark)
+    # at most 20 readings of the clock after the first iteration, CLOCK_EVERY positions apart
+    assert result.depth >= 1 and result.nodes <= first + 20 * negamax.CLOCK_EVERY
+    assert all(board[m] == game.EMPTY for m in result.moves)
+    untimed = AlphaBetaPlayer(15, 15, 5, max_nodes=MAX_NODES, depth=6).search(board, mark)
+    assert untimed.nodes > result.nodes  # so the limit, not the depth, stopped it
+
+
+def test_time_limit_in_a_spec():
+    player = parse_opponent("alphabeta:time_limit=0.5", game.rules(15, 15, 5))
+    assert player.time_limit == 0.5 and player.max_nodes == MAX_NODES
+    assert "time_limit=0.5" in repr(player)
+    assert AlphaBetaPlayer(time_limit=1, max_nodes=50).max_nodes == 50
+
+
+@pytest.mark.parametrize("spec", ["alphabeta:depth=None,max_nodes=None",
+                                  "alphabeta:max_nodes=none"])
+def test_a_spec_can_say_none(spec):
+    """``none`` in a spec is None (issue 16: the error offered None, which no spec could say)."""
+    player = parse_opponent(spec)
+    assert player.max_nodes is None and player.exhaustive
+    with pytest.raises(ValueError, match="at most 16 cells; the 15x15 board has 225"):
+        parse_opponent(spec, game.rules(15, 15, 5))
+
+
+@pytest.mark.parametrize(("rows", "cols", "k"), [(15, 15, 5), (5, 4, 4), (9, 9, 5)])
+def test_exhaustive_search_is_refused_where_the_board_is_not_solvable(rows, cols, k):
+    with pytest.raises(ValueError, match=r"give max_nodes \(1 to 1,000,000\), depth or time_l"):
+        make_opponent("alphabeta", depth=None, max_nodes=None, rows=rows, cols=cols,
+                      win_length=k)
+    assert AlphaBetaPlayer(4, 4, 4, depth=None, max_nodes=None).exhaustive
+
+
 @pytest.mark.parametrize(("rows", "cols", "k"), [(15, 15, 5), (6, 6, 4), (7, 5, 4)])
 def test_same_board_mark_and_rng_state_give_the_same_move(rows, cols, k):
     for seed in range(3):
@@ -263,8 +339,13 @@ def test_beats_a_random_player(rows, cols, k, games):
     ({"win_length": 0}, "win_length must be"),
     ({"depth": 0}, "depth must be an integer from 1 to 9 or None"),
     ({"depth": "3"}, "depth must be"),
-    ({"max_nodes": 0}, "max_nodes must be an integer from 1 to 10000000 or None"),
-    ({"max_nodes": 10**8}, "max_nodes must be"),
+    ({"max_nodes": 0}, "max_nodes must be an integer from 1 to 1,000,000 or None"),
+    ({"max_nodes": 10**7}, "max_nodes must be"),
+    ({"time_limit": 0}, r"time_limit must be a number in \(0, 60\] or None \(seconds a move\)"),
+    ({"time_limit": 61}, "time_limit must be"),
+    ({"time_limit": float("nan")}, "time_limit must be"),
+    ({"time_limit": "1"}, "time_limit must be"),
+    ({"time_limit": True}, "time_limit must be"),
     ({"radius": 0}, "radius must be an integer from 1 to 14"),
     ({"radius": None}, "radius must be"),
     ({"width": 0}, "width must be an integer from 1 to 225 or None"),

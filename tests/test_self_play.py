@@ -58,9 +58,9 @@ def test_a_mixed_pool_gives_the_built_in_its_share():
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"size": 0}, "size must be a positive number of snapshots; got 0"),
+    [({"size": 0}, "size must be an integer >= 1 \\(snapshots\\); got 0"),
      ({"share": 0.3}, "share 0.3 of the episodes needs a mix opponent"),
-     ({"mix": "minimax", "share": 1.0}, "share must be a number strictly between 0 and 1"),
+     ({"mix": "minimax", "share": 1.0}, r"share must be a number in \(0, 1\) \(the episodes"),
      ({"mix": "perfect", "share": 0.5}, "unknown opponent 'perfect'")],
 )
 def test_bad_pool_arguments_say_what_is_allowed(kwargs, message):
@@ -125,7 +125,7 @@ def test_tabular_self_play_starts_episodes_as_told(monkeypatch):
 
 
 def test_tabular_self_play_checks_its_counts():
-    with pytest.raises(ValueError, match="refresh_every must be a positive integer; got 0"):
+    with pytest.raises(ValueError, match="refresh_every must be an integer >= 1; got 0"):
         train_q(QLearningAgent(), SnapshotPool(), 100, refresh_every=0)
 
 

@@ -3,6 +3,7 @@ NEXT_STEP autoreset, seeding, and the vectorised opponents against their single-
 
 from __future__ import annotations
 
+import tracemalloc
 import warnings
 from typing import Any
 
@@ -17,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gym_tictactoe  # noqa: F401  (registers TicTacToe-v0)
-from gym_tictactoe import game, heuristic, rendering, solver
+from gym_tictactoe import game, heuristic, rendering, solver, starts
 from gym_tictactoe.env import TicTacToeEnv
 from gym_tictactoe.opponents import (
     EpsilonOpponent,
@@ -28,7 +29,7 @@ from gym_tictactoe.opponents import (
     RandomOpponent,
     TableOpponent,
 )
-from gym_tictactoe.vector import TicTacToeVectorEnv, vectorize_opponent
+from gym_tictactoe.vector import TicTacToeVectorEnv, memory_needed, vectorize_opponent
 
 PLAYING = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
 Step = tuple[Any, ...]
@@ -308,14 +309,14 @@ def test_random_seat_is_drawn_per_board_per_episode():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"num_envs": 0}, "num_envs must be a positive integer"),
-        ({"num_envs": 2.5}, "num_envs must be a positive integer"),
+        ({"num_envs": 0}, "num_envs must be an integer from 1 to 16,777,216"),
+        ({"num_envs": 2.5}, "num_envs must be an integer from 1 to 16,777,216"),
         ({"agent_mark": "Z"}, r"agent_mark must be one of \['X', 'O', 'random'\]"),
         ({"illegal_action": "ignore"}, r"illegal_action must be one of \['lose', 'raise'\]"),
         ({"render_mode": "human"}, r"render_mode must be one of \[None, 'ansi'\]"),
         ({"opponent": PolicyOpponent(lambda obs, mask: 0, rows=4, cols=4)}, "not on 3x3x3"),
-        ({"rows": 16}, "rows and cols must be 1..15"),
-        ({"win_length": 4}, r"win_length must be 1..max\(rows, cols\) = 3"),
+        ({"rows": 16}, "rows must be an integer from 1 to 15"),
+        ({"win_length": 4}, r"win_length must be an integer from 1 to 3"),
         ({"opponent": "minimax", "rows": 5, "cols": 5}, "use 'alphabeta'"),
         ({"opponent": "nobody"}, "unknown opponent 'nobody'"),
     ],
@@ -495,8 +496,49 @@ def test_reset_options_must_be_a_dict(options):
 
 @pytest.mark.parametrize("num_envs", [2**63, 2**40, 2**24 + 1])
 def test_num_envs_has_a_limit(num_envs):
-    with pytest.raises(ValueError, match=r"num_envs must be a positive integer up to 16,777,216"):
+    with pytest.raises(ValueError, match=r"num_envs must be an integer from 1 to 16,777,216"):
         TicTacToeVectorEnv(num_envs)
+
+
+@pytest.mark.parametrize(("size", "num_envs", "message"), [
+    ((15, 15, 5), 2**24, r"num_envs=16,777,216 boards of 15x15x5 would take about 61\.5 GB "
+                         r"\(3,664 bytes a board\); the limit is 4 GiB: at most 1,172,207"),
+    ((6, 6, 4), 7_000_000, r"boards of 6x6x4 would take about 4\.5 GB"),
+])
+def test_num_envs_beyond_the_memory_budget_is_refused(size, num_envs, message):
+    """Refused before anything is allocated (issue 16: 2**24 boards of 15x15 needed 45 GB)."""
+    with pytest.raises(ValueError, match=message):
+        rows, cols, k = size
+        TicTacToeVectorEnv(num_envs, rows=rows, cols=cols, win_length=k)
+
+
+def _stepping_peak(num_envs: int, size: tuple[int, int, int], opponent: str) -> int:
+    rows, cols, k = size
+    tracemalloc.start()
+    try:
+        env = TicTacToeVectorEnv(num_envs, opponent, start="random", start_probability=0.5,
+                                 rows=rows, cols=cols, win_length=k)
+        env.reset(seed=0)
+        rng = np.random.default_rng(0)
+        for _ in range(3):
+            masks = env.action_masks()
+            env.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize(("size", "opponent"), [((3, 3, 3), "minimax"),
+                                                ((15, 15, 5), "random")])
+def test_the_memory_estimate_covers_what_a_board_takes(size, opponent, monkeypatch):
+    """What one more board adds to the peak of a reset and three steps (tracemalloc, fixed costs
+    such as tables cancelling out) stays within ``memory_needed`` for one board. Random starts
+    work in chunks of a fixed size (a fixed cost too): small ones here, so that both batches
+    use several."""
+    monkeypatch.setattr(starts, "START_CHUNK_BYTES", 2**20)
+    _stepping_peak(64, size, opponent)  # tables and caches built once
+    small, large = _stepping_peak(1024, size, opponent), _stepping_peak(4096, size, opponent)
+    assert (large - small) / 3072 <= memory_needed(1, game.rules(*size))
 
 
 # --- exploring starts ---------------------------------------------------------------------------
