@@ -284,3 +284,5 @@ class raw_env(AECEnv, EzPickle):
 
 if hasattr(pettingzoo, "register") and ENV_ID not in pettingzoo.aec_registry:
     pettingzoo.register("aec", ENV_ID, entry_point="gym_tictactoe.pettingzoo:env")
+
+from gym_tictactoe.pettingzoo_parallel import parallel_env as parallel_env  # noqa: E402
