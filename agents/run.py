@@ -110,12 +110,14 @@ def train_q(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Tr
     """Tabular Q-learning (against ``pool`` in self-play) until perfect play or the budget."""
     import gymnasium as gym
 
+    from agents import q_batched
     from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
 
     opponent, board = default_opponent(config, TRAINING_OPPONENT), config.board.kwargs
     options = env_options(config, EXPLORING_STARTS)
     agent = QLearningAgent(seed=config.seed, **board)
-    settings = {"episodes": config.episodes, "env_options": options,
+    batch = q_batch(config)
+    settings = {"episodes": config.episodes, "env_options": options, "batch": batch,
                 "hyperparameters": asdict(agent.config)}
     if pool is not None:
         from agents import self_play
@@ -125,12 +127,27 @@ def train_q(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Tr
                           eval_every=config.eval_every, on_eval=checkpoint,
                           progress=config.progress, env_options=options)
         settings["self_play"] = config.self_play.settings(pool.added)
+    elif batch is not None:
+        envs = q_batched.make_envs(agent, batch, opponent, config.seat, **options)
+        q_batched.train_batched(agent, envs, config.episodes, seed=config.seed,
+                                eval_every=config.eval_every, on_eval=checkpoint,
+                                progress=config.progress)
     else:
         env = gym.make("TicTacToe-v0", opponent=opponent, agent_mark=config.seat, **board,
                        **options)
         agent.train(env, config.episodes, seed=config.seed, eval_every=config.eval_every,
                     on_eval=checkpoint, progress=config.progress)
     return Trained(agent, agent.save, "model.npz", opponent, settings)
+
+
+def q_batch(config: RunConfig) -> int | None:
+    """Boards per step of Q-learning's batched trainer (``--n-envs``, else the board's default),
+    or None for the sequential one (self-play)."""
+    from agents import q_batched
+
+    if config.self_play is not None:
+        return None
+    return config.n_envs or q_batched.default_batch(config.board.n_cells)
 
 
 def train_sb3(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trained:

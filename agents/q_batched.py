@@ -1,0 +1,202 @@
+"""Tabular Q-learning on many boards at once: one vectorised update per step of the vector env.
+
+``train_batched(agent, envs, episodes)`` trains a ``QLearningAgent`` (same table, same symmetry
+sharing, same behaviour rule, same model file) on a ``TicTacToeVectorEnv`` of B boards. Each step
+chooses B moves from the table, steps every board, and updates the B (row, column) entries the
+moves came from in one NumPy pass; targets read the table as it was before the step.
+
+Collisions: several boards can update the same entry in one step (the same position up to
+symmetry, the same move), most often near the empty board. Their updates are **averaged, with
+the schedule's compound rate**: the k targets of one entry in one step are replaced by their mean,
+the visit count grows by k, and the entry moves towards the mean at rate
+``max(k / n, 1 - (1 - alpha) ** k)`` (n the new count). That is what k sequential updates of
+``QLearningConfig``'s schedule ``max(alpha, 1 / n)`` would do with k equal targets: in the 1/n
+phase exactly the running mean of all targets so far, in the constant phase the weight k
+constant-rate steps give. With k = 1 it is the sequential rule itself, so alpha and the visit
+counts keep their meaning and a batched table trains on sequentially.
+
+The exploration rate follows the agent's schedule by episodes finished over all boards. Boards
+autoreset in Gymnasium's NEXT_STEP mode: the step after a board's episode ends only resets it, so
+about one step in (moves per episode + 1) of a board does no learning. Episodes are counted
+exactly: a step that would finish more than the next checkpoint (every ``eval_every``, and the
+budget) needs keeps the first ones in board order and drops the rest, unlearned (a few per
+checkpoint), so checkpoints fall on multiples of ``eval_every`` as in the sequential loop.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.q_learning import Callback, QLearningAgent, TrainingStats, _progress_bar
+from gym_tictactoe.checks import check_int
+
+# Boards per step by default (benchmarks/q_batched.py measures the speed). On 3x3, 64 boards need
+# no more episodes than one board at a time (median to perfect play over seeds 0-9: 25.5k, one
+# board 30k) and train 3-4 times faster in wall time; 128 boards need more (29.5k), and batching
+# pays from about 16 boards. On 16 cells a step is mostly random reads in tables of hundreds of
+# MB, so bigger batches keep gaining up to a few thousand boards.
+SMALL_BATCH, BIG_BATCH = 64, 4096
+
+
+def default_batch(n_cells: int) -> int:
+    """The batch size train.py uses on a board of ``n_cells`` cells."""
+    return SMALL_BATCH if n_cells <= 12 else BIG_BATCH
+
+
+def make_envs(agent: QLearningAgent, num_envs: int, opponent: Any, agent_mark: str = "random",
+              **options: Any):
+    """The vector env for ``agent``'s board: ``num_envs`` boards (checked first, one line)."""
+    from gym_tictactoe.vector import TicTacToeVectorEnv
+
+    rules = agent.rules
+    check_batch(num_envs, max_batch(rules))
+    return TicTacToeVectorEnv(num_envs, opponent, agent_mark, rows=rules.rows, cols=rules.cols,
+                              win_length=rules.win_length, **options)
+
+
+def max_batch(rules: Any) -> int:
+    """The most boards the vector env takes on ``rules``' board (its memory budget)."""
+    from gym_tictactoe.vector import MAX_NUM_ENVS, MEMORY_BUDGET, memory_needed
+
+    return min(MAX_NUM_ENVS, MEMORY_BUDGET // memory_needed(1, rules))
+
+
+def check_batch(num_envs: Any, most: int) -> int:
+    """A batch size in 1..most, or a one-line ValueError saying what is allowed."""
+    if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or not (
+            1 <= num_envs <= most):
+        raise ValueError(f"the batch size (boards trained at once) must be an integer from 1 to "
+                         f"{most:,} on this board; got {num_envs!r}")
+    return int(num_envs)
+
+
+def train_batched(agent: QLearningAgent, envs: Any, episodes: int, *, seed: int | None = None,
+                  eval_every: int = 1000, on_eval: Callback | None = None,
+                  progress: bool = False) -> TrainingStats:
+    """Train ``agent`` for ``episodes`` episodes on the vector env ``envs`` (any number of
+    boards of the agent's board), as ``QLearningAgent.train`` does on one env: one reset with
+    ``seed`` (else drawn from the agent's generator), ``on_eval(agent, episodes_trained)`` every
+    ``eval_every`` episodes and at the end, stopping when it returns True."""
+    for name, value in (("episodes", episodes), ("eval_every", eval_every)):
+        check_int(value, name, 0)
+    _check_envs(agent, envs)
+    learner = _Learner(agent, envs.num_envs)
+    stats, start = TrainingStats(), time.perf_counter()
+    bar = _progress_bar(episodes) if progress else None
+    obs, infos = envs.reset(seed=int(agent.rng.integers(2**31)) if seed is None else seed)
+    learner.observe(obs, infos["action_mask"])
+    done = 0
+    while done < episodes:
+        target = min(episodes, (done // eval_every + 1) * eval_every if eval_every else episodes)
+        obs, rewards, terminated, _, infos = envs.step(learner.act(agent.epsilon()))
+        finished = learner.learn(obs, rewards, terminated, infos["action_mask"], target - done)
+        _record(stats, rewards, finished, learner.moved)
+        done += int(finished.sum())
+        agent.episodes += int(finished.sum())
+        if bar is not None:
+            bar.update(int(finished.sum()))
+        if on_eval and eval_every and done == target and on_eval(agent, agent.episodes):
+            stats.stopped = True
+            break
+    if bar is not None:
+        bar.close()
+    stats.seconds = time.perf_counter() - start
+    return stats
+
+
+def _check_envs(agent: QLearningAgent, envs: Any) -> None:
+    rules = getattr(envs, "rules", None)
+    if rules is None or not hasattr(envs, "num_envs"):
+        raise TypeError("train_batched needs a TicTacToeVectorEnv (gym.make_vec('TicTacToe-v0', "
+                        f"vectorization_mode='vector_entry_point')); got {type(envs).__name__}")
+    if rules.size != agent.rules.size:
+        r = agent.rules
+        raise ValueError(f"the agent plays {r.name}, the vector env {rules.name}: make it with "
+                         f"rows={r.rows}, cols={r.cols}, win_length={r.win_length}")
+
+
+def _record(stats: TrainingStats, rewards: npt.NDArray, finished: npt.NDArray[np.bool_],
+            moved: npt.NDArray[np.bool_]) -> None:
+    final = rewards[finished]
+    stats.episodes += final.size
+    stats.steps += int(moved.sum())
+    stats.wins += int((final > 0).sum())
+    stats.draws += int((final == 0).sum())
+    stats.losses += int((final < 0).sum())
+
+
+class _Learner:
+    """The per-board state between steps: where each board's observation is in the table (flat
+    entries, row * cells + column, per cell), its values, and the entry its last move came from."""
+
+    def __init__(self, agent: QLearningAgent, num_envs: int) -> None:
+        self.agent, self.n = agent, agent.rules.n_cells
+        self.pow3 = agent.rules.pow3.astype(np.int64)
+        self.boards = np.arange(num_envs)
+        self.moved = np.zeros(num_envs, dtype=bool)
+        self.entries = np.zeros(num_envs, dtype=np.int64)  # of each board's last move
+
+    def observe(self, obs: npt.NDArray[np.int8], masks: npt.NDArray) -> None:
+        """Locate every board's observation and read its values (finished boards, all-zero
+        masks, get -inf everywhere: they have no row)."""
+        self.legal = np.asarray(masks).astype(bool)
+        rows, columns, _ = self.agent.index.locate(obs.astype(np.int64) @ self.pow3)
+        self.flat = columns.astype(np.int64)
+        self.flat += (rows * self.n)[:, None]
+        self.values = np.where(self.legal, self.agent.q.take(self.flat), -np.inf)
+
+    def act(self, epsilon: float) -> npt.NDArray[np.int64]:
+        """``QLearningAgent._behave`` on every board: an untried legal cell first, else with
+        probability epsilon a random legal cell, else a greedy one, ties broken at random."""
+        legal, rng, values = self.legal, self.agent.rng, self.values
+        untried = legal & (self.agent.visits.take(self.flat) == 0)
+        greedy = values == values.max(axis=1, keepdims=True)
+        greedy &= legal
+        explore = rng.random(len(legal)) < epsilon
+        pool = np.where(untried.any(axis=1, keepdims=True), untried,
+                        np.where(explore[:, None], legal, greedy))
+        # A uniform member of each pool: the k-th, k = floor(u * size), found by a running count.
+        counts = np.cumsum(pool, axis=1, dtype=np.int16)
+        k = (rng.random(len(legal)) * counts[:, -1]).astype(np.int16)
+        cells = (counts > k[:, None]).argmax(axis=1)
+        self.moved = counts[:, -1] > 0  # boards waiting for their autoreset ignore the move
+        self.entries = self.flat[self.boards, cells]
+        return cells
+
+    def learn(self, obs: npt.NDArray[np.int8], rewards: npt.NDArray, terminated: npt.NDArray,
+              masks: npt.NDArray, quota: int) -> npt.NDArray[np.bool_]:
+        """Update the entries of this step's moves from the boards they led to; returns the
+        boards whose episode just finished, at most ``quota`` of them: the episodes that end
+        beyond it (the last boards in order) are dropped, their final move not learned from, so
+        that checkpoints and the budget fall on exact counts. The values read here, before the
+        update, also choose the next moves, as the sequential loop's ``next_values`` do."""
+        ended = np.asarray(terminated, dtype=bool)
+        finished = ended & self.moved
+        beyond = np.flatnonzero(finished)[quota:]
+        finished[beyond] = False
+        self.moved[beyond] = False
+        moved, entries = self.moved, self.entries
+        self.observe(obs, masks)
+        after = np.where(ended, 0.0, self.values.max(axis=1))
+        targets = rewards + self.agent.config.gamma * after
+        update(self.agent, entries[moved], targets[moved])
+        return finished
+
+
+def update(agent: QLearningAgent, entries: npt.NDArray[np.int64],
+           targets: npt.NDArray[np.float64]) -> None:
+    """One batched update of the flat table ``entries`` (row * cells + column) towards
+    ``targets``, collisions averaged at the schedule's compound rate (module docstring)."""
+    if entries.size == 0:
+        return
+    unique, inverse, counts = np.unique(entries, return_inverse=True, return_counts=True)
+    means = np.bincount(inverse, weights=targets) / counts
+    q, visits = agent.q.reshape(-1), agent.visits.reshape(-1)
+    n = visits[unique] + counts
+    rate = np.maximum(counts / n, 1.0 - (1.0 - agent.config.alpha) ** counts)
+    q[unique] += rate * (means - q[unique])
+    visits[unique] = n
