@@ -108,3 +108,28 @@ def test_train_py_trains_q_batched_by_default():
     assert q_batch(train.parse_args(["--no-progress"])) == q_batched.SMALL_BATCH
     assert q_batch(train.parse_args(["--no-progress", "--board", "4x4x3"])) == 4096
     assert q_batch(train.parse_args(["--no-progress", "--opponent", "self"])) is None
+
+
+def test_train_py_without_exploring_starts_keeps_the_batch_to_the_empty_board(monkeypatch,
+                                                                              tmp_path):
+    from agents.run import Checkpointer, train_q
+
+    made, make_envs = [], q_batched.make_envs
+
+    def recording(*args, **kwargs):
+        envs = make_envs(*args, **kwargs)
+        reset = envs.reset
+
+        def recorded_reset(**reset_kwargs):
+            obs, info = reset(**reset_kwargs)
+            made.append(int((info["board"] != 0).sum(axis=1).max()))
+            return obs, info
+        envs.reset = recorded_reset
+        return envs
+
+    monkeypatch.setattr(q_batched, "make_envs", recording)
+    config = train.parse_args(["--start", "empty", "--episodes", "50", "--no-progress",
+                               "--out", str(tmp_path)])
+    trained = train_q(config, Checkpointer(config))
+    assert trained.settings["env_options"] == {"start": "empty"} and trained.settings["batch"]
+    assert trained.policy.episodes == 50 and made == [1]  # empty, or X's first move played
