@@ -108,6 +108,36 @@ def train_batched(agent: QLearningAgent, envs: Any, episodes: int, *, seed: int 
     return stats
 
 
+def train_self_play(agent: QLearningAgent, pool: Any, episodes: int, refresh_every: int, *,
+                    batch: int, seed: int | None = None, agent_mark: str = "random",
+                    eval_every: int = 1000, on_eval: Callback | None = None,
+                    progress: bool = False, env_options: dict[str, Any] | None = None) -> int:
+    """``agents.self_play.train_q`` on ``batch`` boards: ``agent`` trains against ``pool``'s
+    snapshots (its slots, refilled in place), a snapshot joins every ``refresh_every`` episodes,
+    and ``on_eval`` runs at the first refresh at or after every ``eval_every`` episodes and at
+    the end. One run of ``train_batched``, so no episode in flight is cut at a refresh."""
+    from agents import EXPLORING_STARTS
+    from agents.self_play import next_mark
+
+    options = EXPLORING_STARTS if env_options is None else env_options
+    envs = make_envs(agent, batch, pool.opponent(), agent_mark, **options)
+    first, mark = agent.episodes, check_int(eval_every, "eval_every", 1)
+
+    def refresh(agent: QLearningAgent, trained: int) -> bool:
+        nonlocal mark
+        pool.add(agent)
+        done = trained - first
+        if on_eval is None or not (done >= mark or done == episodes):
+            return False
+        mark = next_mark(done, mark, eval_every)
+        return bool(on_eval(agent, trained))
+
+    stats = train_batched(agent, envs, episodes, seed=seed,
+                          eval_every=check_int(refresh_every, "refresh_every", 1),
+                          on_eval=refresh, progress=progress)
+    return stats.episodes
+
+
 def _check_envs(agent: QLearningAgent, envs: Any) -> None:
     rules = getattr(envs, "rules", None)
     if rules is None or not hasattr(envs, "num_envs"):

@@ -107,9 +107,8 @@ def default_opponent(config: RunConfig, algorithm_default: str) -> str:
 
 
 def train_q(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trained:
-    """Tabular Q-learning (against ``pool`` in self-play) until perfect play or the budget."""
-    import gymnasium as gym
-
+    """Tabular Q-learning (against ``pool`` in self-play) until perfect play or the budget, on
+    a batch of boards at once (``agents.q_batched``)."""
     from agents import q_batched
     from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
 
@@ -120,33 +119,24 @@ def train_q(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Tr
     settings = {"episodes": config.episodes, "env_options": options, "batch": batch,
                 "hyperparameters": asdict(agent.config)}
     if pool is not None:
-        from agents import self_play
-
-        self_play.train_q(agent, pool, config.episodes, config.self_play.refresh_every,
-                          seed=config.seed, agent_mark=config.seat,
-                          eval_every=config.eval_every, on_eval=checkpoint,
-                          progress=config.progress, env_options=options)
+        q_batched.train_self_play(agent, pool, config.episodes, config.self_play.refresh_every,
+                                  batch=batch, seed=config.seed, agent_mark=config.seat,
+                                  eval_every=config.eval_every, on_eval=checkpoint,
+                                  progress=config.progress, env_options=options)
         settings["self_play"] = config.self_play.settings(pool.added)
-    elif batch is not None:
+    else:
         envs = q_batched.make_envs(agent, batch, opponent, config.seat, **options)
         q_batched.train_batched(agent, envs, config.episodes, seed=config.seed,
                                 eval_every=config.eval_every, on_eval=checkpoint,
                                 progress=config.progress)
-    else:
-        env = gym.make("TicTacToe-v0", opponent=opponent, agent_mark=config.seat, **board,
-                       **options)
-        agent.train(env, config.episodes, seed=config.seed, eval_every=config.eval_every,
-                    on_eval=checkpoint, progress=config.progress)
     return Trained(agent, agent.save, "model.npz", opponent, settings)
 
 
-def q_batch(config: RunConfig) -> int | None:
-    """Boards per step of Q-learning's batched trainer (``--n-envs``, else the board's default),
-    or None for the sequential one (self-play)."""
+def q_batch(config: RunConfig) -> int:
+    """Boards per step of Q-learning's batched trainer: ``n_envs``, else the board's default
+    (``agents.q_batched.default_batch``)."""
     from agents import q_batched
 
-    if config.self_play is not None:
-        return None
     return config.n_envs or q_batched.default_batch(config.board.n_cells)
 
 

@@ -107,7 +107,7 @@ def test_train_py_trains_q_batched_by_default():
 
     assert q_batch(train.parse_args(["--no-progress"])) == q_batched.SMALL_BATCH
     assert q_batch(train.parse_args(["--no-progress", "--board", "4x4x3"])) == 4096
-    assert q_batch(train.parse_args(["--no-progress", "--opponent", "self"])) is None
+    assert q_batch(train.parse_args(["--no-progress", "--opponent", "self"])) == 64
 
 
 def test_train_py_without_exploring_starts_keeps_the_batch_to_the_empty_board(monkeypatch,
@@ -133,3 +133,18 @@ def test_train_py_without_exploring_starts_keeps_the_batch_to_the_empty_board(mo
     trained = train_q(config, Checkpointer(config))
     assert trained.settings["env_options"] == {"start": "empty"} and trained.settings["batch"]
     assert trained.policy.episodes == 50 and made == [1]  # empty, or X's first move played
+
+
+def test_batched_self_play_refreshes_the_pool_and_evaluates_at_its_marks():
+    from agents.self_play import SnapshotPool
+
+    def run(seed: int) -> tuple[QLearningAgent, SnapshotPool, list[int]]:
+        agent, pool, seen = QLearningAgent(seed=seed), SnapshotPool(seed=seed), []
+        q_batched.train_self_play(agent, pool, 3000, 500, batch=32, seed=seed, eval_every=1000,
+                                  on_eval=lambda a, n: seen.append(n))
+        return agent, pool, seen
+
+    agent, pool, seen = run(2)
+    assert pool.added == 6 and seen == [1000, 2000, 3000] and agent.episodes == 3000
+    assert pool.slots[-1].policy is not agent and pool.slots[-1].policy.episodes == 2500
+    assert np.array_equal(agent.q, run(2)[0].q)
