@@ -56,9 +56,20 @@ def test_the_train_extra_brings_no_torch():
 
 def test_make_test_installs_everything_with_the_torch_pin():
     [install] = installs(planned("test"))
-    assert '-e ".[all,dev]"' in install and "-c constraints.txt" in install
+    assert '-e ".[all,dev,docs]"' in install and "-c constraints.txt" in install
     assert "--extra-index-url" not in install  # the default: what works on the dev machine
     assert (ROOT / "constraints.txt").read_text().count("torch==2.13.0") == 1
+
+
+def test_make_test_runs_the_docs_code_blocks_and_builds_the_site_strictly():
+    import tomllib
+
+    commands = planned("test")
+    assert any("mkdocs build --strict" in line for line in commands)
+    with open(ROOT / "pyproject.toml", "rb") as file:
+        pytest_options = tomllib.load(file)["tool"]["pytest"]["ini_options"]
+    assert "--markdown-docs" in pytest_options["addopts"]
+    assert {"README.md", "docs"} <= set(pytest_options["testpaths"])
 
 
 def test_torch_index_adds_pytorchs_cpu_index():
