@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from gym_tictactoe import cli_models, cli_play, game, solver
+from gym_tictactoe import cli_models, cli_play, game
 from gym_tictactoe.arguments import (
     board_arg,
     model_file,
@@ -37,7 +37,10 @@ from gym_tictactoe.cli_play import (  # noqa: F401  (the play command's names, a
     result_line,
 )
 from gym_tictactoe.extras import MissingExtra
-from gym_tictactoe.opponents import Opponent, parse_opponent, reset_opponent
+from gym_tictactoe.facts import facts
+from gym_tictactoe.opponents import Opponent, parse_opponent
+from gym_tictactoe.players import as_player
+from gym_tictactoe.positions import code_of, new_position
 from gym_tictactoe.seeding import check_seed
 
 ARENA_PLAYERS = ("random", "heuristic", "montecarlo", "minimax")
@@ -75,16 +78,19 @@ def play_game(
 
     ``on_move(code, mark, cell)`` is called after every move (the play command shows the board).
     """
-    for player in players.values():
-        reset_opponent(player, rng)
-    code = game.EMPTY_BOARD
-    while not rules.is_terminal(code):
-        mark = rules.to_move(code)
-        cell = int(players[mark].act(rules.decode(code).copy(), mark, rng))
-        code = rules.play(code, cell)
+    seats = {mark: as_player(player, rules) for mark, player in players.items()}
+    for player in seats.values():
+        player.reset(rng)
+    position = new_position(rules)
+    while not position.terminal:
+        mark = position.mark
+        cell = int(seats[mark].move(position, rng))
+        if not (0 <= cell < rules.n_cells and position.play(cell)):
+            raise ValueError(f"move {cell!r} is not legal here; legal moves: "
+                             f"{np.flatnonzero(position.mask()).tolist()}")
         if on_move is not None:
-            on_move(code, mark, cell)
-    return code
+            on_move(code_of(position), mark, cell)
+    return code_of(position)
 
 
 def _add_board(parser: argparse.ArgumentParser) -> None:
@@ -185,38 +191,19 @@ def _add_facts(subparsers: argparse._SubParsersAction) -> None:
     facts = subparsers.add_parser(
         "facts", help="the game's numbers, computed from the tables",
         description="Counts of positions and games, the game value and random play, exactly, "
-        "for any board of at most 16 cells (4x4 takes about a minute the first time).",
+        "for any board of at most 16 cells (4x4 takes about a minute the first time, then "
+        "about a second: the solution and the counts are cached).",
     )
     _add_board(facts)
     facts.set_defaults(run=_facts_command)
 
 
-def facts(rules: game.Rules = game.TICTACTOE) -> list[tuple[str, str]]:
-    """(label, value) lines about a solvable board, every number computed here."""
-    rules.check_solvable("facts")
-    layers, solution = rules.positions, solver.solve(rules)
-    value = {1: "X wins", 0: "draw", -1: "O wins"}[solver.value(game.EMPTY_BOARD, rules)]
-    plies = int(solution.distance_of([game.EMPTY_BOARD])[0])
-    games, random_play = game.count_games(rules), game.random_play_outcome(rules)
-    lines = [
-        ("board", f"{rules.rows} x {rules.cols}, {rules.win_length} in a row wins"),
-        ("legal positions (reachable in a game)", f"{sum(layer.codes.size for layer in layers):,}"),
-        ("terminal positions", f"{sum(int(layer.terminal.sum()) for layer in layers):,}"),
-        ("distinct games (move sequences)", f"{games['games']:,}"),
-        ("  won by X / won by O / drawn", f"{games['X']:,} / {games['O']:,} / {games['draw']:,}"),
-        ("value of the empty board, perfect play", f"{value} in {plies} plies"),
-        ("random vs random, exact: X / O / draw",
-         " / ".join(f"{random_play[name]:.4f}" for name in RESULTS.values())),
-    ]
-    if rules.tabled:  # one canonical code per position: a table look-up
-        canonical = np.unique(rules.tables.canonical[rules.reachable]).size
-        lines.insert(3, ("positions up to symmetry", f"{canonical:,}"))
-    return lines
-
-
 def _facts_command(args: argparse.Namespace) -> int:
+    def say(line: str) -> None:  # the slow steps of a big board's first run, kept off stdout
+        print(line, file=sys.stderr, flush=True)
+
     try:
-        lines = facts(args.board)
+        lines = facts(args.board, say)
     except ValueError as error:
         print(f"gym-tictactoe facts: error: {error}", file=sys.stderr)
         return 2

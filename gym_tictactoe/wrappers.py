@@ -17,7 +17,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from gym_tictactoe import game, symmetry
-from gym_tictactoe.env import as_cell
+from gym_tictactoe.positions import as_cell
 
 __all__ = ["AbsoluteBoard", "CanonicalObservation", "GridObservation", "OneHotObservation"]
 

@@ -82,9 +82,10 @@ def test_pettingzoo_seed_test_and_render_test_pass(size, fast_window):
 
 
 def test_max_cycles_test_does_not_apply_games_end_by_themselves():
-    # max_cycles_test needs a parallel_env(max_cycles=...): a turn-based game has no parallel
-    # API, and needs no cap on its length, which is at most rows * cols moves.
-    assert not hasattr(pz, "parallel_env") and not pz.raw_env.metadata["is_parallelizable"]
+    # max_cycles_test needs a parallel_env(max_cycles=...): a game needs no cap on its length,
+    # which is at most rows * cols moves. Its parallel_env is turn-based (pettingzoo_parallel):
+    # the AEC env is not "parallelizable" in aec_to_parallel's sense, all agents at once.
+    assert not pz.raw_env.metadata["is_parallelizable"]
     rng = np.random.default_rng(0)
     for size in BOARDS:
         env = pz.env(**board_kwargs(size))
