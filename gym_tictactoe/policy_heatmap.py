@@ -117,6 +117,7 @@ def policy_heatmap(policy: Any, board: Any, rules: Rules | None = None, *,
     both. Save it with ``fig.savefig(path)``; ``np.asarray(fig.canvas.buffer_rgba())`` after
     ``fig.canvas.draw()`` is the image as an array. MissingExtra without matplotlib."""
     require("matplotlib", "plot", "a policy heat map")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure  # no pyplot: no global state, no display needed
 
     rules = rules or getattr(policy, "rules", None) or game.TICTACTOE
@@ -127,6 +128,7 @@ def policy_heatmap(policy: Any, board: Any, rules: Rules | None = None, *,
                                 win_length=rules.win_length)
     height, width = image.shape[:2]
     fig = Figure(figsize=(2 * width / 100 + 0.4, height / 100 + 0.7), dpi=100)
+    FigureCanvasAgg(fig)  # draws to memory, whatever backend pyplot uses
     left, right = fig.subplots(1, 2)
     mover = game.MARK_NAMES[rules.to_move(rules.encode(cells))]
     _policy_panel(left, image, found, rules, cell_size)
