@@ -54,7 +54,7 @@ _OUR_FILES = re.compile(r"index\.html|report\.json|[a-z0-9-]+\.png")
 
 STYLE = """
 body { font-family: sans-serif; max-width: 70em; margin: 1em auto; padding: 0 1em;
-       color: #222; background: #fdfcf8; }
+       color: #222; background: white; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.6em; border-bottom: 1px solid #ccc; }
 table { border-collapse: collapse; } td, th { padding: 0.2em 0.8em; text-align: left; }
 tr:nth-child(even) { background: #f1efe8; }
@@ -225,8 +225,9 @@ class _Page:
             src = self.image(f"line-{seat.lower()}-{ply:02d}", image)
             boards.append(f'<figure><img src="{src}" alt="{caption}">'
                           f"<figcaption>{caption}</figcaption></figure>")
-        return (head + f"<p>The shortest losing line, move by move (the last move "
-                f"tinted):</p>\n<div class=\"strip\">{''.join(boards)}</div>\n"
+        return (head + "<p>The shortest losing line, move by move (the last move tinted; "
+                "cells are numbered from 0, row by row from the top left):</p>\n"
+                f"<div class=\"strip\">{''.join(boards)}</div>\n"
                 f"<p>The policy's positions on it:</p>\n"
                 f"<div class=\"cards\">{''.join(heatmaps)}</div>")
 
