@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe import cli_models, game, rendering, solver
+from gym_tictactoe import cli_models, game, ratings, rendering, solver
 from gym_tictactoe.arguments import (
     board_arg,
     model_file,
@@ -290,7 +290,23 @@ def _arena_command(args: argparse.Namespace) -> int:
     for x_name, o_name, tally in rows:
         counts = " ".join(f"{tally[name]:>7}" for name in RESULTS.values())
         print(f"{x_name:<{width}} {o_name:<{width}} {counts}")
+    _print_ratings(args.players, rows)
     return 0
+
+
+def _print_ratings(players: Sequence[str], rows: list[tuple[str, str, dict]]) -> None:
+    """Elo ratings of the players (a Bradley-Terry fit, ``ratings``), or one line saying why
+    not: choix missing, or fewer than two distinct players."""
+    names = list(dict.fromkeys(players))
+    if len(names) < 2:
+        return
+    try:
+        table = ratings.ratings_table(ratings.elo_ratings(names, rows))
+    except MissingExtra as error:
+        print(f"\ngym-tictactoe arena: no Elo ratings: {error}", file=sys.stderr)
+        return
+    print(f"\nElo ratings (Bradley-Terry fit, a draw half a win; {names[0]} = 0):")
+    print("\n".join(table))
 
 
 def arena(players: Sequence[str], games: int, seed: int | None,

@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from gym_tictactoe import game, heuristic, solver
 from gym_tictactoe.checks import check_flag, check_int, check_number, is_number
+from gym_tictactoe.mcts import MCTSPlayer
 from gym_tictactoe.search import AlphaBetaPlayer
 
 Policy = Callable[[npt.NDArray[np.int8], npt.NDArray[np.int8]], int]
@@ -469,7 +470,8 @@ class PolicyOpponent(CodePlayer):
 OPPONENTS: dict[str, type] = {
     cls.name: cls
     for cls in (RandomOpponent, MinimaxOpponent, AlphaBetaPlayer, EpsilonOpponent,
-                HeuristicOpponent, MonteCarloOpponent, MixtureOpponent, PolicyOpponent)
+                HeuristicOpponent, MonteCarloOpponent, MCTSPlayer, MixtureOpponent,
+                PolicyOpponent)
 }
 
 
