@@ -286,7 +286,8 @@ class MCTSPlayer:
         self.rules = game.rules(rows, cols, win_length)
         most = min(MAX_SIMULATIONS, MAX_TREE_SLOTS // self.rules.n_cells)
         note = "" if most == MAX_SIMULATIONS else \
-            f" on the {self.rules.name} board (2**23 / cells: the tree's memory)"
+            f" on the {self.rules.name} board (2**23 / its {self.rules.n_cells} cells, " \
+            "to bound the tree's memory)"
         self.max_simulations = check_int(max_simulations, "max_simulations", 1, most, note=note)
         self.exploration = check_number(exploration, "exploration", 0, MAX_EXPLORATION)
         self.solve = check_flag(solve, "solve")
