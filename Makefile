@@ -1,6 +1,7 @@
 # The two commands: `make train` (the main job) and `make test`. Both create .venv on first use.
 # `make train` installs only what the tabular agent needs: the core (gymnasium, numpy) and the
-# `train` extra (tqdm, matplotlib), no torch. `make test` installs everything, torch included.
+# `train` extra (tqdm, matplotlib), no torch. `make test` installs everything, torch included,
+# and the `examples` extra (TorchRL, tyro), whose scripts the tests run on a tiny budget.
 #
 # TORCH_INDEX: a package index to search for torch besides the default one. The constraints file
 # pins torch's version, not its build: from the default index, Linux gets the CUDA build and
@@ -14,10 +15,15 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CORE := $(VENV)/.installed-core
 ALL := $(VENV)/.installed-all
-PIP_INSTALL = $(VENV)/bin/python -m pip install -c constraints.txt \
+# -q: a fresh install otherwise prints about 150 lines; warnings and errors still show. pip 26
+# shows the build backend's warnings for a local project, and setuptools warns on every editable
+# install of a flat layout that a folder named like a package may shadow it: ours are the
+# packages. -W drops that one notice, by its opening words.
+PIP_INSTALL = $(VENV)/bin/python -W "ignore:Editable installation" -m pip install -q \
+	-c constraints.txt \
 	$(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 
-.PHONY: train test play bench clean
+.PHONY: train test docs play bench clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +34,7 @@ $(CORE): pyproject.toml constraints.txt | $(VENV)/bin/python
 	touch $@
 
 $(ALL): pyproject.toml constraints.txt | $(VENV)/bin/python
-	$(PIP_INSTALL) -e ".[all,dev]"
+	$(PIP_INSTALL) -e ".[all,dev,docs,examples]"
 	touch $@
 
 train: $(CORE)
@@ -42,10 +48,16 @@ play: $(CORE)
 test: $(ALL)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+# The documentation site, into site/ (`make test` builds it too, strictly: a broken link or
+# reference fails the build).
+docs: $(ALL)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 bench: $(ALL)
 	$(PIP_INSTALL) -e ".[bench]"
 	$(PY) benchmarks/speed.py
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs site .pytest_cache

@@ -7,8 +7,10 @@ an SB3 model (``agents.sb3_files.save_model``) holds SB3's members and our ``gym
 from __future__ import annotations
 
 import os
-import zipfile
+from functools import partial
+from pathlib import Path
 
+from agents.archives import open_zip
 from gym_tictactoe.evaluation import Policy
 from gym_tictactoe.extras import require
 from gym_tictactoe.files import existing_file
@@ -20,16 +22,17 @@ EXPECTED = ("a Q-table .npz written by QLearningAgent.save or an SB3 .zip writte
 def model_kind(path: str | os.PathLike) -> str:
     """``"q"`` or ``"sb3"``; FileNotFoundError or a ValueError saying what was expected."""
     path = existing_file(path, "model file")
-    try:
-        with zipfile.ZipFile(path) as archive:
-            names = set(archive.namelist())
-    except (zipfile.BadZipFile, OSError) as error:
-        raise ValueError(f"{path} is not a model file ({error}); expected {EXPECTED}") from None
+    with open_zip(path, partial(_not_a_model, path), "model file") as archive:
+        names = set(archive.namelist())
     if "format.npy" in names:
         return "q"
     if "gym_tictactoe.json" in names:
         return "sb3"
     raise ValueError(f"{path} is a zip archive but not one of ours; expected {EXPECTED}")
+
+
+def _not_a_model(path: Path, problem: str) -> ValueError:
+    return ValueError(f"{path} is not a model file: {problem}; expected {EXPECTED}")
 
 
 def load_policy(path: str | os.PathLike, *, stochastic: bool = False) -> tuple[Policy, str]:
@@ -50,10 +53,12 @@ def load_policy(path: str | os.PathLike, *, stochastic: bool = False) -> tuple[P
         return QLearningAgent.load(path), "q"
     for module in ("torch", "stable_baselines3", "sb3_contrib"):  # only when needed
         require(module, "sb3", "loading an SB3 model")
-    from agents.sb3 import ModelPolicy, algo_of
-    from agents.sb3_files import load_model, model_board, model_canonical
+    from agents.sb3 import ModelPolicy
+    from agents.sb3_files import read_model
+    from agents.sb3_network import build_policy
 
-    model = load_model(path)
-    policy = ModelPolicy(model, rules=model_board(path), canonical=model_canonical(path),
-                         stochastic=stochastic)
-    return policy, algo_of(model)
+    # One reading of the file, and the policy alone: playing needs no buffer, env or optimiser.
+    model = read_model(path)
+    policy = ModelPolicy(build_policy(model.network, model.weights), model.algo,
+                         rules=model.rules, canonical=model.canonical, stochastic=stochastic)
+    return policy, model.algo

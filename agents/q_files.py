@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import zipfile
-import zlib
 from collections.abc import Callable
 from dataclasses import asdict
 from functools import partial
@@ -23,9 +22,10 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from agents.archives import MAX_FILE_BYTES, check_compression, open_zip
 from gym_tictactoe import game
-from gym_tictactoe.files import atomic_path, existing_file
-from gym_tictactoe.npz import Entry, array_entry, read_entry
+from gym_tictactoe.files import atomic_path, open_regular
+from gym_tictactoe.npz import Entry, _header, array_entry, describe, read_entry
 
 FORMAT = "gym_tictactoe.q_learning/1"
 TABLE_SHAPE = (game.N_CODES, game.N_CELLS)
@@ -94,33 +94,47 @@ def _table_entry(key: str, shape: tuple[int, ...]) -> Entry:
 
 def _read_npz(path: Path, make_config: Callable[..., Any],
               table_shape: Callable[[Any], tuple[int, ...]] | None) -> tuple[Any, dict]:
-    """The config and the expected arrays of an .npz, each checked from its zip entry and .npy
-    header before any data is read (the tables against the shape the config's board needs),
-    never unpickled; clear errors for anything else."""
-    existing_file(path, "Q-learning agent file")
-    with open(path, "rb") as file:
+    """The config and the expected arrays of an .npz, read in one opening of the archive, each
+    checked from its zip entry and .npy header before any data is read, never unpickled.
+    The tables' headers are checked against the config's board before ``table_shape`` (which
+    may build the board's index: seconds on 16 cells) is asked for their exact shape."""
+    with open_regular(path, "Q-learning agent file", MAX_FILE_BYTES) as file:
         if file.read(4) not in ZIP_MAGIC:  # else np.load would try it as .npy or pickle
             raise _bad_file(path, "it is not a zip archive")
-    arrays = _unzip(path, dict(ENTRIES), check=True)
-    config = _config(arrays, path, make_config)
-    # Outside _unzip: a board other than the one asked for is table_shape's own ValueError.
-    shape = TABLE_SHAPE if table_shape is None else tuple(table_shape(config))
-    arrays.update(_unzip(path, {key: _table_entry(key, shape) for key in TABLES}))
+    with open_zip(path, partial(_bad_file, path), "Q-learning agent file") as archive:
+        _check_members(archive, path)
+        arrays = {key: _read_entry(archive, key, path, entry)
+                  for key, entry in ENTRIES.items()}
+        config = _config(arrays, path, make_config)
+        _check_declared_tables(archive, path, config)
+        # A board other than the one asked for is table_shape's own ValueError.
+        shape = TABLE_SHAPE if table_shape is None else tuple(table_shape(config))
+        arrays.update({key: _read_entry(archive, key, path, _table_entry(key, shape))
+                       for key in TABLES})
     return config, arrays
 
 
-def _unzip(path: Path, entries: dict[str, Entry], check: bool = False) -> dict:
-    try:
-        with zipfile.ZipFile(path) as archive:
-            if check:
-                _check_members(archive, path)
-            return {key: _read_entry(archive, key, path, entry) for key, entry in entries.items()}
-    except _BadFile:
-        raise
-    except (OSError, EOFError, zipfile.BadZipFile, zlib.error, ValueError, RuntimeError,
-            NotImplementedError) as error:  # damaged, encrypted, unknown compression...
-        problem = f"unreadable, perhaps truncated ({type(error).__name__}: {error})"
-    raise _bad_file(path, problem)
+def _check_declared_tables(archive: zipfile.ZipFile, path: Path, config: Any) -> None:
+    """The tables' .npy headers fit the config's board: one column per cell, at most a row
+    per code (exactly one on the dense boards of at most ``game.TABLE_CELLS`` cells)."""
+    cells = getattr(config, "rows", 3) * getattr(config, "cols", 3)
+    n_codes, dense = 3**cells, cells <= game.TABLE_CELLS
+    expected = f"({n_codes}, {cells})" if dense else f"(rows, {cells}) with rows <= {n_codes}"
+    shapes = []
+    for key in TABLES:
+        check_compression(archive.getinfo(f"{key}.npy"), partial(_bad_file, path))
+        with archive.open(f"{key}.npy") as member:
+            shape, _, dtype = _header(member, key, partial(_bad_file, path))
+        if dtype.hasobject:
+            raise _bad_file(path, f"{key!r} holds an object array, which would need unpickling")
+        if not (len(shape) == 2 and shape[1] == cells and 1 <= shape[0] <= n_codes
+                and (shape[0] == n_codes or not dense)):
+            raise _bad_file(path, f"{key!r} must be {describe(_table_entry(key, (0,)))} of shape "
+                                  f"{expected}, found {dtype} {shape} (its config's board has "
+                                  f"{cells} cells)")
+        shapes.append(shape)
+    if shapes[0] != shapes[1]:
+        raise _bad_file(path, f"its tables differ in shape: {shapes[0]} and {shapes[1]}")
 
 
 def _check_members(archive: zipfile.ZipFile, path: Path) -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import EXPLORING_STARTS
+from agents.numerics import numerics
 from agents.run_config import (
     CHECKPOINT_GAMES,
     CHECKPOINT_OPPONENTS,
@@ -212,8 +213,9 @@ def _run(config: RunConfig, folder: RunFolder, pool: Any) -> Path:
     with folder.writing(trained.model_file):
         trained.save(folder.file(trained.model_file))
     print(evaluating_message(config.games, config.board), flush=True)
-    with _evaluation_threads(config.algo):
+    with _evaluation_threads(config.algo):  # the torch threads training ran with, too
         summary = summarize(trained.policy, games=config.games, seed=config.seed)
+        machine = numerics()
     print(format_summary(summary))
     first = checkpoint.first_perfect
     if config.exact:
@@ -226,7 +228,7 @@ def _run(config: RunConfig, folder: RunFolder, pool: Any) -> Path:
     final = folder.reserve()
     perfect = {f"perfect_at_{config.clock}": first} if config.exact else {}
     results = {"config": run_config(config, trained, final), "seed": config.seed,
-               "versions": versions(),
+               "versions": versions(), "numerics": machine,
                "timings": {"train_seconds": round(train_seconds, 3),
                            "total_seconds": round(time.perf_counter() - start, 3)},
                **perfect, **summary, "learning_curve": checkpoint.curve}

@@ -18,6 +18,7 @@ from gymnasium import spaces
 from sb3_contrib import MaskablePPO
 from stable_baselines3 import DQN, PPO
 from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.policies import BasePolicy
 
 from gym_tictactoe import game, wrappers
 from gym_tictactoe.checks import check_choice, check_flag
@@ -33,9 +34,23 @@ ALGOS = ("maskable-ppo", "ppo", "dqn")
 ALGO_CLASSES: dict[str, type[BaseAlgorithm]] = {
     "maskable-ppo": MaskablePPO, "ppo": PPO, "dqn": DQN,
 }
+POLICY_CLASSES: dict[str, type[BasePolicy]] = {
+    algo: cls.policy_aliases["MlpPolicy"] for algo, cls in ALGO_CLASSES.items()
+}
+
+
 def check_algo(algo: str) -> str:
     """``algo`` itself when it is one of ``ALGOS``, else a ValueError listing them."""
     return check_choice(algo, "algo", ALGOS)
+
+
+def _algo_of(model: BaseAlgorithm | BasePolicy) -> str:
+    if isinstance(model, BaseAlgorithm):
+        return algo_of(model)
+    for algo, cls in POLICY_CLASSES.items():  # the actor-critic policies are not DQN's
+        if type(model) is cls:
+            return algo
+    raise ValueError(f"{type(model).__name__} is not the policy of one of {list(ALGOS)}")
 
 
 def algo_of(model: BaseAlgorithm) -> str:
@@ -73,7 +88,8 @@ def one_hot(obs: npt.ArrayLike, n_cells: int = game.N_CELLS) -> npt.NDArray[np.f
 
 
 class ModelPolicy:
-    """A trained model as a Policy ``(obs int8[9], mask int8[9]) -> cell``, always legal.
+    """A trained model (or its policy alone) as a Policy ``(obs int8[9], mask int8[9]) -> cell``,
+    always legal.
 
     Observations are the env's board (1 own mark, 2 the opponent's); the adapter one-hot
     encodes them for ``"ppo"`` and ``"dqn"``. Moves are the masked argmax of the network's
@@ -90,19 +106,23 @@ class ModelPolicy:
     renormalised over the legal cells, the policy that never plays an illegal move.
     """
 
-    def __init__(self, model: BaseAlgorithm, algo: str | None = None,
+    def __init__(self, model: BaseAlgorithm | BasePolicy, algo: str | None = None,
                  rules: game.Rules | None = None, canonical: bool = False, *,
                  stochastic: bool = False, seed: int | None = 0) -> None:
-        self.algo = algo_of(model) if algo is None else check_algo(algo)
-        if type(model) is not ALGO_CLASSES[self.algo]:
-            raise ValueError(f"algo {self.algo!r} needs a {ALGO_CLASSES[self.algo].__name__}; "
-                             f"got {type(model).__name__}")
+        network = model.policy if isinstance(model, BaseAlgorithm) else model
+        self.algo = _algo_of(model) if algo is None else check_algo(algo)
+        if not isinstance(network, POLICY_CLASSES[self.algo]) or (
+                isinstance(model, BaseAlgorithm) and type(model) is not ALGO_CLASSES[self.algo]):
+            raise ValueError(f"algo {self.algo!r} needs a {ALGO_CLASSES[self.algo].__name__} or "
+                             f"its policy; got {type(model).__name__}")
         if stochastic and self.algo == "dqn":
             raise ValueError("stochastic=True needs an action distribution: (maskable-)ppo has "
                              "one, dqn plays its greedy move (use stochastic=False)")
-        self.model, self.canonical = model, check_flag(canonical, "canonical")
-        self.network = model.policy  # the model's own, or a frozen copy (``frozen``)
-        self.n_cells = int(model.action_space.n)
+        # The model (None when only its policy was loaded, to play) and the network that plays:
+        # the model's own, or a frozen copy (``frozen``).
+        self.model = model if isinstance(model, BaseAlgorithm) else None
+        self.network, self.canonical = network, check_flag(canonical, "canonical")
+        self.n_cells = int(network.action_space.n)
         self.rules = _board_with(self.n_cells) if rules is None else rules
         if self.rules.n_cells != self.n_cells:
             raise ValueError(f"the model plays {self.n_cells} cells; the {self.rules.name} board "
@@ -115,10 +135,12 @@ class ModelPolicy:
 
     def __call__(self, obs: npt.ArrayLike, mask: npt.ArrayLike) -> int:
         boards, masks = _batch(obs, mask, self.n_cells)
-        own = self.network is self.model.policy
+        own = self.model is None or self.network is self.model.policy
         if self.algo == "maskable-ppo" and own and not (self.canonical or self.stochastic):
-            # SB3's own prediction is the reference the batched path is tested against.
-            action, _ = self.model.predict(boards[0], action_masks=masks[0], deterministic=True)
+            # SB3's own prediction (MaskablePPO.predict is its policy's) is the reference the
+            # batched path is tested against.
+            action, _ = self.network.predict(boards[0], action_masks=masks[0],
+                                             deterministic=True)
             return int(action)
         return int(self.act_batch(boards, masks)[0])
 

@@ -10,7 +10,9 @@ train.py's exploring starts (``agents.EXPLORING_STARTS``; ``--start empty`` for 
 even intervals. Boards run one after the other, each in a fresh process so its setup cost and
 peak memory are its own. First, in this process, episodes per second on 3x3 and on 4x4x3 are
 measured alternately (``--speed-episodes`` each, best of 3) and their ratio printed: the machine
-is shared, so only same-run ratios compare. Results go to ``--out`` as JSON.
+is shared, so only same-run ratios compare. Results go to ``--out`` as JSON (by default under
+runs/; the committed ``benchmarks/results/q_boards.json`` only when ``--out`` names it). Each
+board's run says on stderr how far it is, with an estimate of the time left, at every evaluation.
 """
 
 from __future__ import annotations
@@ -28,9 +30,12 @@ from typing import Any
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
+from progress import RUNS, line, writable
+
 from gym_tictactoe.arguments import probability
 
-DEFAULT_OUT = Path("benchmarks/results/q_boards.json")
+DEFAULT_OUT = RUNS / "q_boards.json"
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -46,7 +51,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="share of random starts (default: train.py's)")
     parser.add_argument("--speed-episodes", type=int, default=20_000,
                         help="episodes per speed measurement (0: skip)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results JSON path")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                        help="results JSON path (default: %(default)s)")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)  # a child's board
     return parser.parse_args(argv)
 
@@ -97,6 +103,9 @@ def run_board(size: tuple[int, int, int], episodes: int, evals: int, seed: int,
         curve.append({"episodes": trained, "train_seconds": round(training, 1),
                       "rate": report.move_rate.rate, "perfect": report.perfect,
                       **{seat: r.result for seat, r in report.best_response.items()}})
+        so_far = line(trained, episodes, time.perf_counter() - begun)
+        print(f"{agent.rules.name}: {trained:,} of {episodes:,} episodes, optimal-move rate "
+              f"{report.move_rate.rate:.2%}; {so_far}", file=sys.stderr, flush=True)
 
     agent.train(env, episodes, eval_every=max(1, episodes // evals), on_eval=on_eval)
     index = agent.index
@@ -130,9 +139,12 @@ def in_child(board: str, args: argparse.Namespace) -> dict[str, Any]:
                "--evals", str(args.evals), "--seed", str(args.seed), "--start", args.start]
     if args.start_probability is not None:
         command += ["--start-probability", str(args.start_probability)]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    print(f"{board}: setting up (the solution, solved or loaded from the cache) and training "
+          f"{args.episodes:,} episodes", file=sys.stderr, flush=True)
+    # The child's stderr (its progress lines, or a failure's traceback) goes straight through.
+    done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=False)
     if done.returncode:
-        raise SystemExit(f"{board} failed:\n{done.stderr}")
+        raise SystemExit(f"q_boards.py: {board} failed (exit {done.returncode}; its error above)")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -173,15 +185,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                                    options)))
         return 0
     boards = [parse_board(board) for board in args.boards]  # usage errors before any work
+    writable(args.out, "q_boards.py")
     results: dict[str, Any] = {"command": " ".join(["python", *sys.argv]),
                                "machine": f"{platform.machine()}, shared 2 cores",
                                "python": platform.python_version(), "seed": args.seed}
     if args.speed_episodes:
+        print(f"episodes per second on 3x3 and 4x4x3: 3 rounds of {args.speed_episodes:,} "
+              "episodes each", file=sys.stderr, flush=True)
         results["speed"] = speed(args.speed_episodes)
     results["runs"] = [in_child("x".join(map(str, size)), args) for size in boards]
     print_table(results)
     from gym_tictactoe.files import atomic_path
 
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(args.out) as temp, open(temp, "w") as file:
         json.dump(results, file, indent=2)
     return 0

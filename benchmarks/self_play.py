@@ -11,25 +11,35 @@ game tree, which only measures (and stops the run once perfect)::
         --out benchmarks/results/self_play_3x3
 
 The table gives, per run, the first perfect checkpoint (or none within the budget), the best
-optimal-move rate and the final best-response results. Timesteps and episodes reproduce; wall
-times depend on the machine and its load.
+optimal-move rate and the final best-response results. Episodes reproduce exactly; timesteps on
+any x86-64 machine with the same library versions, since the SB3 runs use torch's generic CPU
+kernels and MKL's SSE2 path (``agents.numerics.REPRODUCIBLE``; ``--native-kernels``: the CPU's
+own, faster, but then the timesteps depend on the CPU). Wall times depend on the machine and its
+load. The runs and summary go to ``--out`` (by default under runs/). A line after each run
+estimates the time left; runs off 3x3 (minutes each) show train.py's own progress bar.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
+from progress import RUNS as RUNS_FOLDER
+from progress import Progress, writable
+
+from agents.numerics import REPRODUCIBLE
 from agents.run_folder import run_folders
 from gym_tictactoe.files import atomic_path
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "benchmarks" / "results" / "self_play"
+OUT = RUNS_FOLDER / "self_play"
 # name: train.py arguments (the seeds are added per run).
 RUNS: dict[str, list[str]] = {
     "q-3x3": ["--algo", "q", "--episodes", "200000", "--eval-every", "10000"],
@@ -47,17 +57,27 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", nargs="+", choices=list(RUNS), default=list(RUNS))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
-    parser.add_argument("--out", type=Path, default=OUT, help="folder of the runs and summary")
+    parser.add_argument("--out", type=Path, default=OUT,
+                        help="folder of the runs and summary (default: %(default)s)")
+    parser.add_argument("--native-kernels", action="store_true",
+                        help="the CPU's own torch and MKL kernels: faster, but SB3 timesteps "
+                             "then depend on the CPU")
     return parser.parse_args(argv)
 
 
-def run(name: str, seed: int, out: Path) -> dict[str, Any]:
+def run(name: str, seed: int, out: Path, native: bool = False) -> dict[str, Any]:
     """One train.py self-play run; the figures of its results.json."""
+    long = "--board" in RUNS[name]  # minutes: train.py's progress bar shows how far it is
     command = ["train.py", *RUNS[name], "--opponent", "self", "--seed", str(seed),
-               "--out", _shown(out), "--name", f"{name}-seed{seed}", "--no-progress",
-               "--games", "100"]
-    subprocess.run([sys.executable, *command], check=True, cwd=ROOT, capture_output=True,
-                   text=True)
+               "--out", _shown(out), "--name", f"{name}-seed{seed}", "--games", "100",
+               *([] if long else ["--no-progress"])]
+    environment = None if native else {**os.environ, **REPRODUCIBLE}
+    done = subprocess.run([sys.executable, *command], cwd=ROOT, capture_output=not long,
+                          text=True, env=environment, check=False)
+    if done.returncode:
+        last = ((done.stderr or "").strip().splitlines() or ["its error above"])[-1]
+        raise SystemExit(f"self_play.py: {name} seed {seed} failed (exit {done.returncode}): "
+                         f"{last}")
     folder = run_folders(out, f"{name}-seed{seed}")[-1]  # train.py numbers runs: the latest
     results = json.loads((folder / "results.json").read_text())
     curve = results["learning_curve"]
@@ -94,11 +114,15 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    rows = []
+    writable(args.out / "summary.json", "self_play.py")
+    rows, progress = [], Progress(len(args.runs) * len(args.seeds))
     for name in args.runs:
         for seed in args.seeds:
-            rows.append(run(name, seed, args.out))
-            print(f"done {name} seed {seed}", flush=True)
+            row = run(name, seed, args.out, args.native_kernels)
+            rows.append(row)
+            reached = (f"perfect at {row['perfect_at']:,} {row['clock']}" if row["perfect_at"]
+                       else f"not perfect, rate {row['final_rate']:.4f}")
+            progress.step(f"{name} seed {seed}: {reached}")
     print(format_table(rows))
     write_summary(args.out / "summary.json", " ".join(["python", *sys.argv]), rows)
     print(f"results written to {args.out}")

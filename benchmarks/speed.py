@@ -1,6 +1,7 @@
 """How fast is gym-tictactoe? Its envs against PettingZoo, OpenSpiel and pgx, in one run.
 
-    python benchmarks/speed.py [--quick] [--json PATH]
+    python benchmarks/speed.py [--quick] [--json PATH]   # numbers to runs/benchmarks/speed.json
+    python benchmarks/speed.py --json benchmarks/results/speed.json   # the committed figures
 
 Installs nothing: a contender whose package is missing (``pip install -e ".[bench]"``) is skipped
 with a note. The contenders of a group take turns, one timed run each per round, so a load that
@@ -43,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its
 import alphabeta
 import boards as other_boards
 import pettingzoo_speed
+from progress import RUNS, Progress, writable
 
 Play = Callable[[], int]  # one unit of work, returning what it counted (moves, timesteps)
 # The module each contender needs beyond gym-tictactoe's own dependencies (checked, not installed)
@@ -60,7 +62,8 @@ VERSIONS = ("gymnasium", "numpy", "torch", "stable-baselines3", "sb3-contrib", "
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="shorter runs, fewer rounds")
-    parser.add_argument("--json", type=Path, help="also write the numbers to this file")
+    parser.add_argument("--json", type=Path, default=RUNS / "speed.json",
+                        help="where the numbers go as JSON (default: %(default)s)")
     return parser.parse_args(argv)
 
 
@@ -211,11 +214,19 @@ def measure(group: dict[str, Callable[[], Play]], rounds: int, seconds: float,
     return rates
 
 
-def benchmark(quick: bool, notes: list[str]) -> dict[str, dict[str, list[float]]]:
+def steps() -> int:
+    """The units of work ``main`` reports progress on: every group, the solves, alpha-beta."""
+    others = len(other_boards.groups()) + len(pettingzoo_speed.groups())
+    return 1 + len(VECTOR_SIZES) + 2 * len(SB3_BOARDS) + others + 1 + 2
+
+
+def benchmark(quick: bool, notes: list[str], progress: Progress | None = None
+              ) -> dict[str, dict[str, list[float]]]:
     rounds, seconds = (3, 0.2) if quick else (7, 0.6)
-    results = {"single env, moves/s": measure(
+    results = _Reported(progress)
+    results["single env, moves/s"] = measure(
         {"gym-tictactoe": ours_single, "PettingZoo env()": pettingzoo_single,
-         "OpenSpiel": openspiel_single}, rounds, seconds, notes)}
+         "OpenSpiel": openspiel_single}, rounds, seconds, notes)
     for boards in VECTOR_SIZES:
         results[f"vector env B={boards}, board-moves/s"] = measure(
             {"gym-tictactoe": lambda b=boards: ours_vector(b),
@@ -233,7 +244,20 @@ def benchmark(quick: bool, notes: list[str]) -> dict[str, dict[str, list[float]]
     fixed = {"solver.solve() build": solver_seconds, "import gym_tictactoe": import_seconds}
     results["fixed costs, 1/s"] = {name: [1 / seconds() for _ in range(rounds + 4)]
                                    for name, seconds in fixed.items()}
-    return results
+    return dict(results)
+
+
+class _Reported(dict):
+    """The results by group; each group stored is a progress line with the time left."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        super().__init__()
+        self.progress = progress
+
+    def __setitem__(self, group: str, rates: dict[str, list[float]]) -> None:
+        super().__setitem__(group, rates)
+        if self.progress is not None:
+            self.progress.step(group)
 
 
 def median(results: dict, group: str, name: str) -> float | None:
@@ -312,25 +336,31 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     notes: list[str] = []
     print("versions:", ", ".join(f"{k} {v}" for k, v in environment().items()))
-    results = benchmark(args.quick, notes)
+    writable(args.json, "speed.py")
+    progress = Progress(steps())
+    results = benchmark(args.quick, notes, progress)
     checks = check_targets(results)
     print_groups(results)
     solving = other_boards.solve_costs()
+    progress.step("solving the 16-cell boards")
     checks += other_boards.print_solve_costs(solving)
     search = alphabeta.measure(count=20, games=4) if args.quick else alphabeta.measure()
+    progress.step("alpha-beta on 15x15x5")
     print("\n" + alphabeta.report(search))
     median_ms = search["15x15x5"]["reply"]["median_ms"]
     checks.append({"target": f"alphabeta 15x15x5 median <= {alphabeta.TARGET_MS:.0f} ms",
                    "value": median_ms,
                    "status": "PASS" if median_ms <= alphabeta.TARGET_MS else "MISS"})
     print_targets(checks, notes)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        data = {"environment": environment(), "quick": args.quick, "rates": results,
-                "solving": solving, "alphabeta": search,
-                "medians": {g: {n: statistics.median(r) for n, r in v.items()}
-                            for g, v in results.items()}, "targets": checks}
-        args.json.write_text(json.dumps(data, indent=2))
+    from agents.numerics import numerics
+
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    data = {"environment": environment(), "numerics": numerics(), "quick": args.quick,
+            "rates": results, "solving": solving, "alphabeta": search,
+            "medians": {g: {n: statistics.median(r) for n, r in v.items()}
+                        for g, v in results.items()}, "targets": checks}
+    args.json.write_text(json.dumps(data, indent=2))
+    print(f"numbers written to {args.json}")
     return 0
 
 

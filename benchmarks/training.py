@@ -17,9 +17,13 @@ its final model averaged over the 8 symmetries at play time (``SymmetrizedPolicy
 (Maskable)PPO averages its action distributions, DQN its moves' votes), a change that needs no
 retraining.
 
-Timesteps reproduce; wall times depend on the machine and its load (``--jobs 2`` runs two
-trainings at once, one per core, each with one torch thread). The results JSON keeps every
-evaluation of every run.
+Timesteps reproduce on any x86-64 machine with the same library versions: the runs use torch's
+generic CPU kernels and MKL's SSE2 code path (``agents.numerics.REPRODUCIBLE``), since the
+kernels a CPU picks by itself round differently and PPO learns differently from them
+(``--native-kernels`` to use them anyway: faster, but the timesteps then depend on the CPU). Wall
+times depend on the machine and its load (``--jobs 2`` runs two trainings at once, one per core,
+each with one torch thread). The results JSON (``--out``, by default under runs/) keeps every
+evaluation of every run, and the kernels and threads each run used.
 """
 
 from __future__ import annotations
@@ -31,19 +35,24 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from importlib.metadata import version
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
+from progress import RUNS, Progress, writable
+
 from agents import sb3
+from agents.numerics import REPRODUCIBLE, numerics
 from gym_tictactoe import evaluation
 from gym_tictactoe.files import atomic_path
 from gym_tictactoe.symmetry import SymmetrizedPolicy
 
-DEFAULT_OUT = Path("benchmarks/results/training.json")
+DEFAULT_OUT = RUNS / "training.json"
 BUDGET = 300_000
 ALGOS = ("dqn", "maskable-ppo")
 VARIANTS = ("default", "no-canonical", "no-starts", "old-opponent", "before")
@@ -77,7 +86,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--eval-every", type=int, default=10_000, help="timesteps between "
                         "exact evaluations (the resolution of the figures)")
     parser.add_argument("--jobs", type=int, default=1, help="runs at once (one per core)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results JSON path")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                        help="results JSON path (default: %(default)s)")
+    parser.add_argument("--native-kernels", action="store_true",
+                        help="the CPU's own torch and MKL kernels: faster, but the timesteps "
+                             "then depend on the CPU")
     args = parser.parse_args(argv)
     if args.ablation:
         args.variants = list(VARIANTS)
@@ -93,6 +106,8 @@ def run_one(algo: str, variant: str, seed: int, timesteps: int, eval_every: int
                                 eval_every=eval_every, progress_bar=False,
                                 stop_when_perfect=True, threads=1, env_options=options)
     seconds = time.perf_counter() - start
+    with sb3.torch_threads(1):  # as in training: what numerics() reports
+        machine = numerics()
     history = callback.history
     perfect = next((entry for entry in history if entry["perfect"]), None)
     return {
@@ -100,7 +115,8 @@ def run_one(algo: str, variant: str, seed: int, timesteps: int, eval_every: int
         "opponent": opponent(variant),
         "timesteps": int(model.num_timesteps), "wall_seconds": round(seconds, 1),
         "perfect": perfect, "best_rate": max(entry["rate"] for entry in history),
-        "final": history[-1], "averaged": _averaged(model, algo, options), "history": history,
+        "final": history[-1], "averaged": _averaged(model, algo, options),
+        "numerics": machine, "history": history,
     }
 
 
@@ -120,16 +136,34 @@ def run_all(args: argparse.Namespace) -> list[dict[str, Any]]:
 
     jobs = [(algo, variant, seed, args.timesteps, args.eval_every)
             for algo in args.algos for variant in args.variants for seed in seeds(variant)]
-    runs = []
-    # Spawned workers: a forked torch may hang; each worker sets its own single thread.
-    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("spawn")) as pool:
+    runs, progress = [], Progress(len(jobs))
+    # Spawned workers: a forked torch may hang; each worker sets its own single thread, and
+    # reads the kernel variables when it imports torch (agents.numerics).
+    with _kernels(args.native_kernels), ProcessPoolExecutor(
+            max_workers=args.jobs, mp_context=get_context("spawn")) as pool:
         for run in pool.map(_run_job, jobs):
             runs.append(run)
             reached = (f"perfect at {run['perfect']['timesteps']:,}" if run["perfect"]
                        else f"best rate {run['best_rate']:.4f}")
-            print(f"{run['algo']} {run['variant']} seed {run['seed']}: {reached}, "
-                  f"{run['wall_seconds']:.0f} s", flush=True)
+            progress.step(f"{run['algo']} {run['variant']} seed {run['seed']}: {reached}, "
+                          f"{run['wall_seconds']:.0f} s")
     return runs
+
+
+@contextmanager
+def _kernels(native: bool) -> Iterator[None]:
+    """``agents.numerics.REPRODUCIBLE`` in the environment the workers inherit, unless native."""
+    saved = {name: os.environ.get(name) for name in REPRODUCIBLE}
+    if not native:
+        os.environ.update(REPRODUCIBLE)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _run_job(job: tuple[str, str, int, int, int]) -> dict[str, Any]:
@@ -176,23 +210,26 @@ def format_runs(runs: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _environment(args: argparse.Namespace) -> dict[str, Any]:
+def _environment(args: argparse.Namespace, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Versions, the machine, and the kernels the workers used (each run also keeps its own)."""
     packages = ("torch", "stable-baselines3", "sb3-contrib", "gymnasium", "numpy")
     return {"python": platform.python_version(), "machine": platform.machine(),
             "cpus": os.cpu_count(), "jobs": args.jobs, "torch_threads": 1,
-            "load_average_at_start": os.getloadavg()[0],
+            "kernels": "native" if args.native_kernels else "reproducible",
+            "numerics": runs[0]["numerics"] if runs else numerics(),
+            "load_average_at_start": getattr(args, "load_average", None),
             **{name: version(name) for name in packages}}
 
 
 def write_results(path: Path, args: argparse.Namespace, runs: list[dict[str, Any]]) -> None:
     """Results JSON: the command, the settings, the environment and every run's history."""
     settings = {key: (str(value) if isinstance(value, Path) else value)
-                for key, value in vars(args).items()}
+                for key, value in vars(args).items() if key != "load_average"}
     results = {
         "command": " ".join(["python", *sys.argv]), "settings": settings,
         "hyperparameters": {algo: sb3.HYPERPARAMETERS[algo] for algo in args.algos},
         "n_envs": {algo: sb3.N_ENVS[algo] for algo in args.algos},
-        "environment": _environment(args), "runs": runs,
+        "environment": _environment(args, runs), "runs": runs,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as temp:  # a reader never sees half a file
@@ -201,6 +238,8 @@ def write_results(path: Path, args: argparse.Namespace, runs: list[dict[str, Any
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    writable(args.out, "training.py")
+    args.load_average = os.getloadavg()[0]
     runs = run_all(args)
     print(format_runs(runs))
     print(format_table(runs))

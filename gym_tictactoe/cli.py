@@ -1,7 +1,6 @@
 """Command line: ``python -m gym_tictactoe play | arena | facts | evaluate`` (or ``gym-tictactoe``).
 
-- ``play``: you against an opponent in the terminal, cells typed as 0-8 (the numbers the board
-  shows on its empty cells, the env's actions: one numbering wherever a person reads a cell).
+- ``play``: you against an opponent in the terminal or a window (``cli_play``, ``gui``).
 - ``arena``: every ordered pairing of players (opponent specs or saved models), N seeded games
   each, tallied.
 - ``facts``: the game's numbers, computed from the tables rather than quoted.
@@ -19,21 +18,29 @@ import sys
 from collections.abc import Callable, Sequence
 
 import numpy as np
-import numpy.typing as npt
 
-from gym_tictactoe import cli_models, game, ratings, rendering, solver
+from gym_tictactoe import cli_models, cli_play, game, ratings
 from gym_tictactoe.arguments import (
     board_arg,
     model_file,
-    opponent_spec,
     player_list,
     player_names,
     positive_int,
     seed_arg,
 )
 from gym_tictactoe.checks import check_int
+from gym_tictactoe.cli_play import (  # noqa: F401  (the play command's names, as before)
+    HumanPlayer,
+    Quit,
+    board_text,
+    parse_cell,
+    result_line,
+)
 from gym_tictactoe.extras import MissingExtra
-from gym_tictactoe.opponents import Opponent, parse_opponent, reset_opponent
+from gym_tictactoe.facts import facts
+from gym_tictactoe.opponents import Opponent, parse_opponent
+from gym_tictactoe.players import as_player
+from gym_tictactoe.positions import code_of, new_position
 from gym_tictactoe.seeding import check_seed
 
 ARENA_PLAYERS = ("random", "heuristic", "montecarlo", "minimax")
@@ -71,16 +78,19 @@ def play_game(
 
     ``on_move(code, mark, cell)`` is called after every move (the play command shows the board).
     """
-    for player in players.values():
-        reset_opponent(player, rng)
-    code = game.EMPTY_BOARD
-    while not rules.is_terminal(code):
-        mark = rules.to_move(code)
-        cell = int(players[mark].act(rules.decode(code).copy(), mark, rng))
-        code = rules.play(code, cell)
+    seats = {mark: as_player(player, rules) for mark, player in players.items()}
+    for player in seats.values():
+        player.reset(rng)
+    position = new_position(rules)
+    while not position.terminal:
+        mark = position.mark
+        cell = int(seats[mark].move(position, rng))
+        if not (0 <= cell < rules.n_cells and position.play(cell)):
+            raise ValueError(f"move {cell!r} is not legal here; legal moves: "
+                             f"{np.flatnonzero(position.mask()).tolist()}")
         if on_move is not None:
-            on_move(code, mark, cell)
-    return code
+            on_move(code_of(position), mark, cell)
+    return code_of(position)
 
 
 def _add_board(parser: argparse.ArgumentParser) -> None:
@@ -89,7 +99,7 @@ def _add_board(parser: argparse.ArgumentParser) -> None:
                         "k up to the longer side; default: 3x3x3)")
 
 
-def _players(specs: Sequence[str], rules: game.Rules, command: str) -> list[Opponent] | None:
+def players_for(specs: Sequence[str], rules: game.Rules, command: str) -> list[Opponent] | None:
     """The specs as players on ``rules``'s board, or None after printing why one can't play."""
     try:
         return [_player(spec, rules) for spec in specs]
@@ -105,151 +115,11 @@ def _player(spec: str, rules: game.Rules) -> Opponent:
     return parse_opponent(spec, rules)
 
 
-# --- play -------------------------------------------------------------------------------------
-
-
-class Quit(Exception):
-    """The person typed q or quit."""
-
-
-QUIT_WORDS = ("q", "quit")
-AGAIN = {"": "same", "y": "same", "yes": "same", "same": "same", "s": "swap", "swap": "swap",
-         **{word: "quit" for word in (*QUIT_WORDS, "n", "no")}}
+# --- play: cli_play -------------------------------------------------------------------------
 
 
 def _add_play(subparsers: argparse._SubParsersAction) -> None:
-    play = subparsers.add_parser(
-        "play", help="play against an opponent in the terminal",
-        description="Play in the terminal. Type a cell as its number 0-8, row by row, as shown "
-        "on the empty cells (the env's action numbers); q quits. After a game, play another "
-        "in the same or swapped seats. End of input leaves (exit 0); Ctrl-C exits 130.",
-    )
-    play.add_argument("--opponent", default="minimax", type=opponent_spec,
-                      help="who you play against: a name or spec, as train.py --opponent "
-                      f"({', '.join(player_names())}; default: minimax, which never loses)")
-    play.add_argument("--as", dest="mark", default="X", choices=("X", "O"),
-                      help="your mark; X moves first (default: X)")
-    play.add_argument("--seed", type=seed_arg, default=None,
-                      help="seed for the opponent's random choices, 0 <= seed < 2**32 "
-                      "(default: fresh each run)")
-    _add_board(play)
-    play.set_defaults(run=_play_command)
-
-
-def _play_command(args: argparse.Namespace) -> int:
-    human, rng, rules = game.MARKS[args.mark], np.random.default_rng(args.seed), args.board
-    players = _players([args.opponent], rules, "play")
-    if players is None:
-        return 2
-    last = rules.n_cells - 1
-    print(f"{rules.name}: {rules.win_length} in a row wins. Cells are numbered 0-{last}, row by "
-          f"row, as on the empty board below; type a cell or 'row col' (from 0); q quits.")
-    print(board_text(game.EMPTY_BOARD, rules))
-    while True:
-        try:
-            _one_game(human, players[0], args.opponent, rng, rules)
-        except EOFError:  # stdin closed or Ctrl-D: leave quietly, nothing went wrong
-            print("\nNo more input: game abandoned.")
-            return 0
-        except Quit:
-            print("Game abandoned.")
-            return 0
-        try:
-            again = _ask_again()
-        except (EOFError, Quit):
-            print("Bye.")
-            return 0
-        if again == "swap":
-            human = game.O if human == game.X else game.X
-
-
-def _one_game(human: int, opponent: Opponent, name: str, rng: np.random.Generator,
-              rules: game.Rules = game.TICTACTOE) -> None:
-    other = game.O if human == game.X else game.X
-    names = {human: "you", other: name}
-    print(f"\nYou are {game.MARK_NAMES[human]}, playing {name}.")
-
-    def show(code: game.Position, mark: int, cell: int) -> None:
-        where = str(cell) if rules == game.TICTACTOE else \
-            f"{cell} (row {cell // rules.cols}, col {cell % rules.cols})"
-        print(f"\n{names[mark]} ({game.MARK_NAMES[mark]}) played {where}:\n"
-              f"{board_text(code, rules)}")
-
-    final = play_game({human: HumanPlayer(rules), other: opponent}, rng, show, rules)
-    print(f"\n{result_line(final, names, rules)}")
-
-
-def _ask_again() -> str:
-    """"same" or "swap" for another game; Quit when the person is done."""
-    while True:
-        text = input("Another game? Enter: same seats, s: swap seats, q: quit: ")
-        answer = AGAIN.get(text.strip().lower())
-        if answer == "quit":
-            raise Quit
-        if answer is not None:
-            return answer
-        print(f"  {text.strip()!r}: press Enter for the same seats, s to swap, q to quit")
-
-
-class HumanPlayer:
-    """The person at the terminal, as an opponent: asks ``input()`` until a legal cell or q."""
-
-    def __init__(self, rules: game.Rules = game.TICTACTOE) -> None:
-        self.rules = rules
-
-    def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
-        code = self.rules.encode(board)
-        prompt = f"0-{self.rules.n_cells - 1}" if self.rules == game.TICTACTOE else \
-            f"0-{self.rules.n_cells - 1}, 'row col'"
-        while True:
-            text = input(f"Your move ({game.MARK_NAMES[mark]}), {prompt} or q to quit: ")
-            if text.strip().lower() in QUIT_WORDS:
-                raise Quit
-            try:
-                return parse_cell(text, code, self.rules)
-            except ValueError as reason:
-                print(f"  {reason}")
-
-
-def parse_cell(text: str, code: game.Position, rules: game.Rules = game.TICTACTOE) -> int:
-    """The cell typed, as its number (0 to cells - 1) or as 'row col' (each from 0), or
-    ValueError saying why it can't be played."""
-    words = text.replace(",", " ").split()
-    hint = f"type a cell 0-{rules.n_cells - 1}, or 'row col' (rows 0-{rules.rows - 1}, " \
-           f"cols 0-{rules.cols - 1}), or q"
-    try:
-        numbers = [int(word) for word in words]
-    except ValueError:
-        numbers = []
-    if len(numbers) == 2 and 0 <= numbers[0] < rules.rows and 0 <= numbers[1] < rules.cols:
-        cell = numbers[0] * rules.cols + numbers[1]
-    elif len(numbers) == 1 and 0 <= numbers[0] < rules.n_cells:
-        cell = numbers[0]
-    elif len(numbers) == 1:
-        raise ValueError(f"{numbers[0]} is not a cell: {hint}")
-    elif numbers:
-        raise ValueError(f"{' '.join(map(str, numbers))} is not a cell: {hint}")
-    else:
-        raise ValueError(f"{text.strip()!r} is not a number: {hint}")
-    legal = rules.legal_moves(code)
-    if cell not in legal:
-        owner = game.MARK_NAMES[int(rules.decode(code)[cell])]
-        raise ValueError(f"{cell} is taken by {owner}: free cells are "
-                         f"{' '.join(map(str, legal))}")
-    return cell
-
-
-def board_text(code: game.Position, rules: game.Rules = game.TICTACTOE) -> str:
-    """Rows with X, O and the number of each empty cell: the env's ansi render."""
-    return rendering.ansi(rules.decode(code), rules.shape).rstrip("\n")
-
-
-def result_line(code: game.Position, names: dict[int, str],
-                rules: game.Rules = game.TICTACTOE) -> str:
-    won = rules.winner(code)
-    if won == game.NO_WINNER:
-        return "Result: draw."
-    return f"Result: {game.MARK_NAMES[won]} wins ({names[won]})."
+    cli_play.add_play(subparsers, _add_board)
 
 
 # --- arena ------------------------------------------------------------------------------------
@@ -276,7 +146,7 @@ def _add_arena(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _arena_command(args: argparse.Namespace) -> int:
-    players = _players(args.players, args.board, "arena")
+    players = players_for(args.players, args.board, "arena")
     if players is None:
         return 2
     print(f"arena on {args.board.name}: {args.games} games per pairing, seed {args.seed}\n")
@@ -296,7 +166,7 @@ def _arena_command(args: argparse.Namespace) -> int:
 
 def _print_ratings(players: Sequence[str], rows: list[tuple[str, str, dict]]) -> None:
     """Elo ratings of the players (a Bradley-Terry fit, ``ratings``), or one line saying why
-    not: choix missing, or fewer than two distinct players."""
+    not: choix missing. Nothing with fewer than two distinct players."""
     names = list(dict.fromkeys(players))
     if len(names) < 2:
         return
@@ -337,38 +207,19 @@ def _add_facts(subparsers: argparse._SubParsersAction) -> None:
     facts = subparsers.add_parser(
         "facts", help="the game's numbers, computed from the tables",
         description="Counts of positions and games, the game value and random play, exactly, "
-        "for any board of at most 16 cells (4x4 takes about a minute the first time).",
+        "for any board of at most 16 cells (4x4 takes about a minute the first time, then "
+        "about a second: the solution and the counts are cached).",
     )
     _add_board(facts)
     facts.set_defaults(run=_facts_command)
 
 
-def facts(rules: game.Rules = game.TICTACTOE) -> list[tuple[str, str]]:
-    """(label, value) lines about a solvable board, every number computed here."""
-    rules.check_solvable("facts")
-    layers, solution = rules.positions, solver.solve(rules)
-    value = {1: "X wins", 0: "draw", -1: "O wins"}[solver.value(game.EMPTY_BOARD, rules)]
-    plies = int(solution.distance_of([game.EMPTY_BOARD])[0])
-    games, random_play = game.count_games(rules), game.random_play_outcome(rules)
-    lines = [
-        ("board", f"{rules.rows} x {rules.cols}, {rules.win_length} in a row wins"),
-        ("legal positions (reachable in a game)", f"{sum(layer.codes.size for layer in layers):,}"),
-        ("terminal positions", f"{sum(int(layer.terminal.sum()) for layer in layers):,}"),
-        ("distinct games (move sequences)", f"{games['games']:,}"),
-        ("  won by X / won by O / drawn", f"{games['X']:,} / {games['O']:,} / {games['draw']:,}"),
-        ("value of the empty board, perfect play", f"{value} in {plies} plies"),
-        ("random vs random, exact: X / O / draw",
-         " / ".join(f"{random_play[name]:.4f}" for name in RESULTS.values())),
-    ]
-    if rules.tabled:  # one canonical code per position: a table look-up
-        canonical = np.unique(rules.tables.canonical[rules.reachable]).size
-        lines.insert(3, ("positions up to symmetry", f"{canonical:,}"))
-    return lines
-
-
 def _facts_command(args: argparse.Namespace) -> int:
+    def say(line: str) -> None:  # the slow steps of a big board's first run, kept off stdout
+        print(line, file=sys.stderr, flush=True)
+
     try:
-        lines = facts(args.board)
+        lines = facts(args.board, say)
     except ValueError as error:
         print(f"gym-tictactoe facts: error: {error}", file=sys.stderr)
         return 2
@@ -395,6 +246,10 @@ def _add_evaluate(subparsers: argparse._SubParsersAction) -> None:
                           help="games per opponent and seat")
     evaluate.add_argument("--seed", type=seed_arg, default=0,
                           help="seed of the games, 0 <= seed < 2**32 (default: 0)")
+    evaluate.add_argument("--report", metavar="DIR", default=None,
+                          help="also write a web page of the model (one model, solved boards): "
+                          "DIR/index.html with its losing lines, blunders and heat maps; DIR "
+                          "must be new, empty or a previous report")
     evaluate.set_defaults(run=cli_models.evaluate_command)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 import gymnasium as gym
@@ -11,44 +10,25 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from gym_tictactoe import checks, game, rendering, starts
-from gym_tictactoe.opponents import (
-    Opponent,
-    act_on_code,
-    act_on_stones,
-    reset_opponent,
-    resolve_opponent,
+from gym_tictactoe.opponents import Opponent, resolve_opponent
+from gym_tictactoe.players import as_player
+from gym_tictactoe.positions import (  # as_cell, views and step_lists: their earlier home
+    Position,
+    as_cell,
+    from_board,
+    new_position,
+    step_lists,
+    views,
 )
 from gym_tictactoe.seeding import check_seed
 
 AGENT_MARKS = ("X", "O", "random")
 ILLEGAL_ACTIONS = ("lose", "raise")
-
-
-@cache
-def views(rules: game.Rules = game.TICTACTOE) -> npt.NDArray[np.int8]:
-    """(2, codes, cells): every code from each side's point of view (1 = own mark, 2 = the
-    other's); tabled boards only."""
-    cells = rules.tables.cells
-    table = np.stack([cells, game.SWAP[cells]])
-    table.setflags(write=False)
-    return table
+__all__ = ["AGENT_MARKS", "ILLEGAL_ACTIONS", "VIEWS", "TicTacToeEnv", "as_cell", "check_choice",
+           "check_seat", "step_lists", "views"]
 
 
 VIEWS = views()
-
-
-@cache
-def step_lists(rules: game.Rules) -> tuple[list, list[bool], list[int]]:
-    """Python-list copies of the tables ``step`` reads on a tabled board: a list look-up returns
-    a plain int or bool in a fraction of the time of a NumPy scalar look-up and its conversion.
-    ``next[code][cell]`` is -1 when the move is illegal; only reachable codes get a row (the env
-    never holds another), which keeps the cost for 3x3 to about a millisecond."""
-    tables = rules.tables
-    nxt: list[list[int] | None] = [None] * rules.n_codes
-    rows = tables.next[rules.reachable].tolist()
-    for code, row in zip(rules.reachable.tolist(), rows, strict=True):
-        nxt[code] = row
-    return nxt, tables.terminal.tolist(), tables.winner.tolist()
 
 
 class RenderModes(list):
@@ -76,54 +56,14 @@ def check_seat(rules: game.Rules, agent_mark: Any) -> str:
     return agent_mark
 
 
-def as_cell(action: Any, n_cells: int = game.N_CELLS) -> int | None:
-    """The cell an action names, or None when it is not an integer 0..n_cells-1."""
-    if type(action) is int:  # the common case first; bool is not an int action
-        return action if 0 <= action < n_cells else None
-    if isinstance(action, np.ndarray) and action.shape in ((), (1,)):
-        action = action.reshape(())[()]
-    if not checks.is_integer(action):  # also a masked element: np.ma.masked is no integer
-        return None
-    return int(action) if 0 <= action < n_cells else None
-
-
-class Stones:
-    """A position on a board too big for tables: its cells, and a bit mask of each side's marks
-    so that a move is checked only against the lines through it. Mutable: the env's own state."""
-
-    def __init__(self, rules: game.Rules) -> None:
-        self.rules = rules
-        self.cells = np.zeros(rules.n_cells, dtype=np.int8)
-        self.bits = [0, 0, 0]  # by mark; index 0 unused
-        # Kept where the solver can use it (at most 16 cells): a code of 225 cells is a 357-bit
-        # int whose update would cost more than the rest of the move.
-        self.code: int | None = game.EMPTY_BOARD if rules.solvable else None
-        self.winner = game.NO_WINNER
-        self.terminal = False
-
-    @classmethod
-    def at(cls, rules: game.Rules, cells: npt.NDArray[np.int8]) -> Stones:
-        """The unfinished position with these absolute cells (a random start)."""
-        stones = cls(rules)
-        stones.cells[:] = cells
-        stones.bits = [0, *(sum(1 << int(c) for c in np.flatnonzero(cells == mark))
-                            for mark in (game.X, game.O))]
-        if stones.code is not None:
-            stones.code = rules.encode(cells)
-        return stones
-
-    def play(self, cell: int, mark: int) -> None:
-        """Put ``mark`` on the empty ``cell`` of an unfinished game."""
-        self.cells[cell] = mark
-        bits = self.bits[mark] = self.bits[mark] | (1 << cell)
-        if self.code is not None:
-            self.code += mark * self.rules.pow3_int[cell]
-        for line in self.rules.line_masks_through[cell]:
-            if bits & line == line:
-                self.winner, self.terminal = mark, True
-                return
-        if self.bits[1] | self.bits[2] == self.rules.full_mask:
-            self.terminal = True
+def reset_options(env: Any, options: Any, example: str) -> tuple[dict[str, Any], str]:
+    """A reset's ``options`` as a dict (None: none, anything else a ValueError showing
+    ``example``) and the seat it asks for: ``options["agent_mark"]``, else the env's own. One
+    rule for both envs."""
+    if options is not None and not isinstance(options, dict):
+        raise ValueError(f"options must be a dict such as {example}; got {options!r}")
+    options = options or {}
+    return options, check_seat(env.rules, options.get("agent_mark", env.agent_mark_option))
 
 
 class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
@@ -187,7 +127,10 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     * ``agent_mark``: ``"X"``, ``"O"`` or ``"random"`` (drawn at every reset). Default ``"X"``.
     * ``illegal_action``: ``"lose"`` (the episode ends with reward -1) or ``"raise"`` (a
       ``ValueError`` naming the move and the legal moves). Default ``"lose"``.
-    * ``render_mode``: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``.
+    * ``render_mode``: ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``. Every mode marks
+      the last move; images strike through a winning line (``gym_tictactoe.rendering``).
+    * ``cell_size``: pixels a cell of ``"rgb_array"`` and ``"human"`` images, 12-256. Default
+      ``None``: 80 up to 9x9, less on bigger boards (about 720 pixels across).
     * ``rows``, ``cols``, ``win_length``: the board, 1 <= rows, cols <= 15 and
       1 <= win_length <= max(rows, cols). Default 3, 3, 3.
     * ``start``: ``"empty"`` or ``"random"`` (exploring starts, above). Default ``"empty"``.
@@ -198,7 +141,8 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
 
     ## Version History
     * v0: initial version; ``rows``, ``cols`` and ``win_length`` added without changing 3x3;
-      ``start`` and ``start_probability`` added, the default (``"empty"``) unchanged.
+      ``start`` and ``start_probability`` added, the default (``"empty"``) unchanged;
+      ``cell_size`` added, pictures framed and scaled with the board, the last move marked.
     """
 
     metadata = {"render_modes": RenderModes(["human", "ansi", "rgb_array"]), "render_fps": 4}
@@ -215,9 +159,10 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         win_length: int = 3,
         start: str = "empty",
         start_probability: float = 1.0,
+        cell_size: int | None = None,
     ) -> None:
         self.rules = game.rules(rows, cols, win_length)
-        self.opponent = resolve_opponent(opponent, self.rules)
+        self.opponent = opponent
         self.agent_mark_option = check_seat(self.rules, agent_mark)
         self.start = starts.check_start(start)
         self.start_probability = starts.check_start_probability(start_probability)
@@ -227,47 +172,57 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         n = self._n = self.rules.n_cells
         self.observation_space = spaces.MultiDiscrete([3] * n, dtype=np.int8)
         self.action_space = spaces.Discrete(n)
-        if self.rules.tabled:
-            self._next, self._terminal, self._winner = step_lists(self.rules)
-            self._views, self._cells = views(self.rules), self.rules.tables.cells
-            self._legal = self.rules.tables.legal_mask
-        self.stones: Stones | None = None  # the position on boards without tables
-        self.code: game.Position | None = None
+        self.position: Position | None = None  # the game's state (positions.new_position)
         self.agent = game.X
         self.done = False
         self._no_moves = np.zeros(n, dtype=np.int8)
-        self._screen = rendering.Screen(self.render_mode, self.metadata["render_fps"])
+        self._screen = rendering.Screen(self.render_mode, self.metadata["render_fps"],
+                                        rendering.check_cell_size(cell_size, self.rules.shape))
+        self.last_move: int | None = None  # the cell the pictures mark
 
     @property
     def agent_mark(self) -> str:
         """The agent's mark in the current episode, ``"X"`` or ``"O"``."""
         return game.MARK_NAMES[self.agent]
 
+    @property
+    def opponent(self) -> Opponent:
+        """The opponent as given (a name or spec is built for the env's board)."""
+        return self._opponent
+
+    @opponent.setter
+    def opponent(self, opponent: Opponent | str) -> None:
+        self._opponent = resolve_opponent(opponent, self.rules)
+        self._player = as_player(self._opponent, self.rules)  # wrapped once, asked every move
+
+    @property
+    def code(self) -> game.Position | None:
+        """The position's code; None before the first reset and on boards of over 16 cells."""
+        return None if self.position is None else self.position.code
+
     def set_opponent(self, opponent: Opponent | str) -> None:
         """Play the following moves against another opponent (SB3: ``env_method``)."""
-        self.opponent = resolve_opponent(opponent, self.rules)
+        self.opponent = opponent
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[npt.NDArray[np.int8], dict[str, Any]]:
         super().reset(seed=check_seed(seed))
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options must be a dict such as {{'agent_mark': 'O'}}; "
-                             f"got {options!r}")
-        options = options or {}
-        mark = check_seat(self.rules, options.get("agent_mark", self.agent_mark_option))
+        options, mark = reset_options(self, options, "{'agent_mark': 'O'}")
+        self.last_move = None
         if self._random_start(options):
             self._start_anywhere()
-            reset_opponent(self.opponent, self.np_random)
+            self._player.reset(self.np_random)
             observation, _, _, _, info = self._finish_step(0.0, None)
             return observation, info
         if mark == "random":
             mark = "XO"[int(self.np_random.integers(2))]
-        self.agent, self.code, self.done = game.MARKS[mark], game.EMPTY_BOARD, False
-        if not self.rules.tabled:
-            self.stones = Stones(self.rules)
-            self.code = self.stones.code
-        reset_opponent(self.opponent, self.np_random)
+        self.agent, self.done = game.MARKS[mark], False
+        if self.position is None:
+            self.position = new_position(self.rules)
+        else:
+            self.position.clear()
+        self._player.reset(self.np_random)
         opponent_action = self._opponent_move() if self.agent == game.O else None
         observation, _, _, _, info = self._finish_step(0.0, opponent_action)
         return observation, info
@@ -275,17 +230,16 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
     def step(
         self, action: int
     ) -> tuple[npt.NDArray[np.int8], float, bool, bool, dict[str, Any]]:
-        if self.done or (self.code is None and self.stones is None):
+        position = self.position
+        if self.done or position is None:
             raise RuntimeError("the episode is over (or never began): call reset() before step()")
-        if self.stones is not None:
-            return self._step_stones(action)
-        cell = as_cell(action, self._n)
-        code = -1 if cell is None else self._next[self.code][cell]
-        if code < 0:
+        n = self._n  # a plain int in range is a cell as it is: as_cell's first case, inlined
+        cell = action if type(action) is int and 0 <= action < n else as_cell(action, n)
+        if cell is None or not position.play(cell):
             return self._illegal(action)
-        self.code = code
-        opponent_action = None if self._terminal[code] else self._opponent_move()
-        winner = self._winner[self.code]
+        self.last_move = cell
+        opponent_action = None if position.terminal else self._opponent_move()
+        winner = position.winner
         reward = 0.0 if winner == game.NO_WINNER else (1.0 if winner == self.agent else -1.0)
         return self._finish_step(reward, opponent_action)
 
@@ -293,16 +247,17 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         if self.render_mode is None:
             gym.logger.warn("render() called with render_mode=None; pass render_mode to make()")
             return None
-        return self._screen.render(self._board(), self.rules.shape)
+        board = self._no_moves if self.position is None else self.position.cells  # zeros: empty
+        return self._screen.render(board, self.rules.shape, self.last_move, self.rules.win_length)
 
     def close(self) -> None:
         self._screen.close()
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """The legal cells of the current position (for sb3-contrib's MaskablePPO)."""
-        if self.done or (self.code is None and self.stones is None):
+        if self.done or self.position is None:
             return np.zeros(self.rules.n_cells, dtype=bool)
-        return self._legal_mask().astype(bool)
+        return self.position.mask().view(bool)  # a new array of 0 and 1: a bool view of it
 
     def _random_start(self, options: dict[str, Any]) -> bool:
         """Whether this episode starts at a random position (drawing the coin if need be)."""
@@ -313,105 +268,46 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
 
     def _start_anywhere(self) -> None:
         """Put the game at a random unfinished position, the agent to move there."""
-        cells, codes = starts.draw_starts(self.rules, self.np_random, 1)
+        cells, _ = starts.draw_starts(self.rules, self.np_random, 1)
         self.agent, self.done = int(starts.side_to_move(cells)[0]), False
-        if self.rules.tabled:
-            self.code = int(codes[0])
-        else:
-            self.stones = Stones.at(self.rules, cells[0])
-            self.code = self.stones.code
-
-    def _step_stones(self, action: Any):
-        stones = self.stones
-        cell = as_cell(action, self._n)
-        if cell is None or stones.cells[cell] != game.EMPTY:
-            return self._illegal(action)
-        stones.play(cell, self.agent)
-        self.code = stones.code
-        opponent_action = None if stones.terminal else self._opponent_move()
-        winner = stones.winner
-        reward = 0.0 if winner == game.NO_WINNER else (1.0 if winner == self.agent else -1.0)
-        return self._finish_step(reward, opponent_action)
+        self.position = from_board(self.rules, cells[0])
 
     def _opponent_move(self) -> int:
-        mark = game.X + game.O - self.agent
-        if self.stones is not None:
-            return self._opponent_move_stones(mark)
-        move = act_on_code(self.opponent, self.code, mark, self.np_random, self.rules)
-        cell = as_cell(move, self._n)
-        code = -1 if cell is None else self._next[self.code][cell]
-        if code < 0:
-            self._bad_opponent_move(move)
-        self.code = code
+        position = self.position
+        # reset() made the generator (the np_random property would check on every move).
+        move = self._player.move(position, self._np_random)
+        n = self._n
+        cell = move if type(move) is int and 0 <= move < n else as_cell(move, n)
+        if cell is None or not position.play(cell):
+            raise RuntimeError(f"opponent {self.opponent!r} played {move!r}; legal moves: "
+                               f"{np.flatnonzero(position.mask()).tolist()}")
+        self.last_move = cell
         return cell
-
-    def _opponent_move_stones(self, mark: int) -> int:
-        stones = self.stones
-        move = act_on_stones(self.opponent, stones, mark, self.np_random)
-        cell = as_cell(move, self._n)
-        if cell is None or stones.cells[cell] != game.EMPTY:
-            self._bad_opponent_move(move)
-        stones.play(cell, mark)
-        self.code = stones.code
-        return cell
-
-    def _bad_opponent_move(self, move: Any) -> None:
-        raise RuntimeError(f"opponent {self.opponent!r} played {move!r}; legal moves: "
-                           f"{np.flatnonzero(self._legal_mask()).tolist()}")
 
     def _illegal(self, action: Any) -> tuple[npt.NDArray[np.int8], float, bool, bool, dict]:
-        legal = np.flatnonzero(self._legal_mask()).tolist()
         if self.illegal_action == "raise":
-            raise ValueError(f"illegal action {checks.shown(action)}: legal moves are {legal}")
-        self.done = True
-        info = self._info()
-        info["illegal_action"] = True
-        # The illegal move forfeits the game: the opponent is the winner.
-        info["winner"] = game.MARK_NAMES[int(game.SWAP[self.agent])]
-        return self._observation(), -1.0, True, False, info
+            raise ValueError(f"illegal action {checks.shown(action)}: legal moves are "
+                             f"{np.flatnonzero(self.position.mask()).tolist()}")
+        return self._finish_step(-1.0, None, illegal=True)
 
-    def _finish_step(self, reward: float, opponent_action: int | None):
-        stones = self.stones
-        self.done = stones.terminal if stones is not None else self._terminal[self.code]
-        info = self._info()
-        if opponent_action is not None:
-            info["opponent_action"] = opponent_action
-        if self.done:
-            winner = stones.winner if stones is not None else self._winner[self.code]
-            info["winner"] = game.MARK_NAMES.get(winner)
-        if self.render_mode == "human":
-            self.render()
-        return self._observation(), reward, self.done, False, info
-
-    def _board(self) -> npt.NDArray[np.int8]:
-        """The absolute cells now (a view: copy before handing it out)."""
-        if self.stones is not None:
-            return self.stones.cells
-        return self._cells[game.EMPTY_BOARD if self.code is None else self.code]  # tabled
-
-    def _legal_mask(self) -> npt.NDArray[np.int8]:
-        """The legal cells now (a new array on big boards, a read-only row on tabled ones)."""
-        if self.stones is None:
-            return self._legal[self.code]
-        if self.stones.terminal:
-            return self._no_moves
-        return (self.stones.cells == game.EMPTY).view(np.int8)
-
-    def _observation(self) -> npt.NDArray[np.int8]:
-        if self.stones is None:
-            return self._views[self.agent - 1, self.code].copy()
-        cells = self.stones.cells
-        return cells.copy() if self.agent == game.X else game.SWAP[cells]
-
-    def _info(self) -> dict[str, Any]:
-        """The keys of every info; the caller adds the step's own (opponent_action, winner)."""
+    def _finish_step(self, reward: float, opponent_action: int | None, illegal: bool = False):
+        """The step's results; ``illegal``: the agent's move was illegal and forfeits the game."""
+        position = self.position
+        done = self.done = illegal or position.terminal
         # The legal mask is already all zeros at finished positions; an illegal move ends the
         # game at a position that is not finished.
-        if self.stones is None:  # the hot path of tabled boards: two look-ups
-            mask = (self._no_moves if self.done else self._legal[self.code]).copy()
-            board = self._cells[self.code]
-        else:
-            mask = self._no_moves.copy() if self.done else self._legal_mask()
-            board = self.stones.cells
-        return {"action_mask": mask, "agent_mark": game.MARK_NAMES[self.agent],
-                "board": board.copy()}
+        info = {"action_mask": self._no_moves.copy() if done else position.mask(),
+                "agent_mark": game.MARK_NAMES[self.agent], "board": position.cells.copy()}
+        if opponent_action is not None:
+            info["opponent_action"] = opponent_action
+        if illegal:
+            info["illegal_action"] = True
+            info["winner"] = game.MARK_NAMES[int(game.SWAP[self.agent])]  # the opponent's
+        elif done:
+            info["winner"] = game.MARK_NAMES.get(position.winner)
+        if self.render_mode == "human" and not illegal:
+            self.render()
+        return position.view(self.agent), reward, done, False, info
+
+    def _observation(self) -> npt.NDArray[np.int8]:
+        return self.position.view(self.agent)

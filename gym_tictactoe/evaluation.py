@@ -7,8 +7,10 @@ position in one call (an SB3 model is slow one position at a time).
 
 - ``play_games`` / ``results_table``: seeded games against opponents through ``TicTacToeEnv``.
 - ``best_response``: per seat, the best result any opponent can force against the policy, with the
-  shortest losing line, and the policy's ``expected`` result against that opponent. Exact: a
-  backward pass over every position, like the solver's.
+  shortest losing line, and the policy's ``expected`` result against that opponent. Exact: one
+  backward pass over every position, like the solver's, for deterministic and stochastic
+  policies alike (``gym_tictactoe.exact``); with ``reached_only=True`` the policy is asked only
+  where it can be on a game against it (a search player too costly to ask everywhere).
 - ``exploitability``: OpenSpiel's NashConv of the policy, from the two seats' expected results.
 - ``optimal_move_rate``: over all positions with a move to make (4,520 on 3x3), the fraction
   where the policy's move keeps the game value (``solver.solve().keeps_value``), and the blunders.
@@ -19,8 +21,8 @@ policy's own board (its ``rules`` attribute, as a trained agent has) or else 3x3
 measures need a solved board (at most 16 cells: about 9.7 million positions on 4x4, asked of the
 policy in one ``act_batch`` call); on bigger boards they raise, and ``play_games`` measures.
 
-An illegal move (an occupied cell, or anything that is not an integer cell, ``NOT_A_CELL`` in the
-moves table) loses at once, as under the env's ``illegal_action="lose"``.
+An illegal move (an occupied cell, or anything that is not an integer cell, ``NOT_A_CELL`` (-2)
+in the moves table on every board) loses at once, as under the env's ``illegal_action="lose"``.
 
 Stochastic policies. The exact measures ask a policy for one move per position, so a policy that
 draws its moves at random is measured as the deterministic policy it happened to draw: a uniformly
@@ -39,32 +41,38 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from functools import cache
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe import game, solver, stochastic
+from gym_tictactoe import answers, exact, game, solver, stochastic
 from gym_tictactoe.checks import check_flag, check_int
-from gym_tictactoe.env import TicTacToeEnv, as_cell
+from gym_tictactoe.env import TicTacToeEnv
+from gym_tictactoe.exact import (
+    MAX_BLUNDERS,
+    NOT_A_CELL,
+    RESULT_SCORES,
+    RESULTS,
+    Blunder,
+    MoveRate,
+    SeatResponse,
+)
 from gym_tictactoe.game import Rules
 from gym_tictactoe.opponents import Opponent, Policy, resolve_opponent
 from gym_tictactoe.seeding import check_seed
 
 __all__ = [
-    "NOT_A_CELL", "Blunder", "MoveRate", "Policy", "Record", "Report", "SeatResponse",
-    "SolverPolicy", "UniformPolicy", "best_response", "evaluate", "exploitability",
-    "optimal_move_rate", "play_games", "policy_moves", "results_table", "solver_policy",
+    "MAX_BLUNDERS", "NOT_A_CELL", "RESULTS", "RESULT_SCORES", "Blunder", "MoveRate", "Policy",
+    "Record", "Report", "SeatResponse", "SolverPolicy", "UniformPolicy", "best_response",
+    "evaluate", "exploitability", "nash_conv", "optimal_move_rate", "play_games",
+    "policy_moves", "results_table", "solver_policy",
 ]
 
 UniformPolicy = stochastic.UniformPolicy
 
 NO_MOVE = -1  # moves table entry where nobody moves: terminal and unreachable codes
-NOT_A_CELL = game.N_CELLS  # 3x3's moves table entry for an output that names no cell (None, 12)
 SEATS = ("X", "O")
-RESULT_SCORES = {"win": 1, "draw": 0, "loss": -1}  # for curves and logs
-RESULTS = ("loss", "draw", "win")  # the policy's result, worst first: index = key // span
 
 
 def board_of(policy: Any = None, rows: int | None = None, cols: int | None = None,
@@ -77,26 +85,11 @@ def board_of(policy: Any = None, rows: int | None = None, cols: int | None = Non
                       3 if win_length is None else win_length)
 
 
-def _span(rules: Rules) -> int:
-    """More plies than any game has, so (result, plies) packs into one sortable int."""
-    return max(16, rules.n_cells + 1)
-
-
-@cache
 def _positions(rules: Rules = game.TICTACTOE) -> tuple[npt.NDArray, ...]:
     """Codes with a move to make (4,520 on 3x3) by layer, their observations for the side to
-    move, their masks."""
-    rules.check_solvable("exact evaluation over every position")
-    parts: list[tuple[npt.NDArray, ...]] = []
-    for layer in rules.positions:
-        codes = layer.codes[~layer.terminal]
-        cells = rules.cells_of(codes)
-        observations = game.SWAP[cells] if layer.mark == game.O else cells
-        parts.append((codes, observations, (cells == game.EMPTY).astype(np.int8)))
-    arrays = tuple(np.concatenate(column) for column in zip(*parts, strict=True))
-    for array in arrays:
-        array.setflags(write=False)
-    return arrays
+    move (read-only), and new masks."""
+    codes, observations = answers.boards(rules)
+    return codes, observations, (observations == game.EMPTY).astype(np.int8)
 
 
 def policy_moves(policy: Policy, *, rows: int | None = None, cols: int | None = None,
@@ -104,38 +97,18 @@ def policy_moves(policy: Policy, *, rows: int | None = None, cols: int | None = 
     """The policy's move in every position with a move to make, playing the side to move there.
 
     Returns a (3**cells,) table: the cell chosen (an occupied cell is kept as it is, so callers
-    can count it as illegal), ``NOT_A_CELL`` (the number of cells) for an output that is not an
+    can count it as illegal), ``NOT_A_CELL`` (-2, on every board) for an output that is not an
     integer cell, and ``NO_MOVE`` (-1) at terminal and unreachable codes. Calls
     ``policy.act_batch`` once when the policy has it, else the policy once per position; each
     call gets its own copies of the arrays.
     """
     rules = board_of(policy, rows, cols, win_length)
     codes, observations, masks = _positions(rules)
-    act_batch = getattr(policy, "act_batch", None)
-    if callable(act_batch):
-        cells = _batch_cells(act_batch(observations.copy(), masks.copy()), codes.size, rules)
-    else:
-        pairs = zip(observations, masks, strict=True)
-        cells = [_cell(policy(obs.copy(), mask.copy()), rules) for obs, mask in pairs]
+    cells = answers.moves_of(policy, observations.copy(), masks, rules)
     # int16 beyond tabled boards: 3**16 entries of int64 would take 344 MB.
     moves = np.full(rules.n_codes, NO_MOVE, dtype=np.int64 if rules.tabled else np.int16)
     moves[codes] = cells
     return moves
-
-
-def _cell(action: Any, rules: Rules) -> int:
-    cell = as_cell(action, rules.n_cells)  # the env's own rule for what names a cell
-    return rules.n_cells if cell is None else cell
-
-
-def _batch_cells(actions: Any, n: int, rules: Rules) -> npt.NDArray[np.int64]:
-    actions = np.asarray(actions)
-    if actions.shape not in ((n,), (n, 1)):
-        raise ValueError(f"act_batch must return {n} actions; got shape {actions.shape}")
-    if actions.dtype.kind not in "iu":  # floats and bools name no cell, as in env.step
-        return np.full(n, rules.n_cells, dtype=np.int64)
-    actions = actions.reshape(n).astype(np.int64)
-    return np.where((actions >= 0) & (actions < rules.n_cells), actions, rules.n_cells)
 
 
 def _moves_table(policy: Policy, moves: npt.ArrayLike | None,
@@ -147,14 +120,6 @@ def _moves_table(policy: Policy, moves: npt.ArrayLike | None,
         raise ValueError(f"moves must be a ({rules.n_codes},) table from policy_moves for the "
                          f"{rules.name} board")
     return table
-
-
-def _is_legal(rules: Rules, codes: Any, cells: Any) -> Any:
-    """Elementwise over arrays: is ``cells`` a legal move at ``codes``."""
-    codes, cells = np.asarray(codes, dtype=np.int64), np.asarray(cells, dtype=np.int64)
-    on_board = (cells >= 0) & (cells < rules.n_cells)
-    clipped = np.clip(cells, 0, rules.n_cells - 1)
-    return on_board & (rules.legal_of(codes)[np.arange(codes.size), clipped] == 1)
 
 
 # --- games against opponents -------------------------------------------------------------------
@@ -236,51 +201,30 @@ def results_table(
 # --- best response -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SeatResponse:
-    """The best result an opponent can force against the policy playing ``seat``.
-
-    ``losing_line`` (when ``result == "loss"``): the shortest such game, absolute cells from the
-    empty board, both sides alternately; it ends with the opponent's winning move, or with the
-    policy's illegal move (``NOT_A_CELL`` when the output named no cell). None otherwise.
-    ``expected``: the policy's expected result against the best response, +1 a win ... -1 a
-    loss; for a deterministic policy the score of ``result`` (the default). For a stochastic
-    policy ``result`` is the worst result reachable with positive probability.
-    """
-
-    seat: str
-    result: str
-    losing_line: tuple[int, ...] | None
-    expected: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.expected is None:
-            object.__setattr__(self, "expected", float(RESULT_SCORES[self.result]))
-
-    def as_dict(self) -> dict[str, Any]:
-        line = None if self.losing_line is None else list(self.losing_line)
-        return {"seat": self.seat, "result": self.result, "losing_line": line,
-                "expected": self.expected}
-
-
 def best_response(
     policy: Policy, *, moves: npt.ArrayLike | None = None, probabilities: bool | None = None,
-    rows: int | None = None, cols: int | None = None, win_length: int | None = None,
+    reached_only: bool = False, rows: int | None = None, cols: int | None = None,
+    win_length: int | None = None,
 ) -> dict[str, SeatResponse]:
     """``{"X": SeatResponse, "O": SeatResponse}``, exact over every opponent reply.
 
     ``moves`` (from ``policy_moves``) skips asking the policy again; ``policy`` is then unused.
     ``probabilities``: measure the policy by its action probabilities (True; the default when it
     offers them and no ``moves`` are given) or by one move per position (False).
+    ``reached_only``: ask the policy only at the positions where it is to move on some game
+    against it, a batch per layer (for a player too costly to ask everywhere; the same result).
     """
     rules = board_of(policy, rows, cols, win_length)
-    if _stochastic(policy, moves, probabilities):
-        found = stochastic.responses(policy, rules, _span(rules))
-        return {seat: SeatResponse(seat, RESULTS[found[game.MARKS[seat]][1]],
-                                   found[game.MARKS[seat]][2], found[game.MARKS[seat]][0])
-                for seat in SEATS}
-    table = _moves_table(policy, moves, rules)
-    return {seat: _seat_response(rules, table, game.MARKS[seat]) for seat in SEATS}
+    reached_only = check_flag(reached_only, "reached_only")
+    stochastic_policy = _stochastic(policy, moves, probabilities)
+    if stochastic_policy:
+        ask = answers.probability_ask(policy, rules)
+    elif moves is None and reached_only:
+        ask = answers.move_ask(policy, rules)
+    else:
+        ask = answers.table_ask(_moves_table(policy, moves, rules))
+    return exact.best_responses(rules, ask, stochastic=stochastic_policy,
+                                reached_only=reached_only)
 
 
 def _stochastic(policy: Policy, moves: npt.ArrayLike | None, probabilities: bool | None) -> bool:
@@ -295,7 +239,8 @@ def _stochastic(policy: Policy, moves: npt.ArrayLike | None, probabilities: bool
 
 def exploitability(
     policy: Policy, *, moves: npt.ArrayLike | None = None, probabilities: bool | None = None,
-    rows: int | None = None, cols: int | None = None, win_length: int | None = None,
+    reached_only: bool = False, rows: int | None = None, cols: int | None = None,
+    win_length: int | None = None,
 ) -> float:
     """OpenSpiel's NashConv of ``policy`` playing both seats: the sum over the two players of
     what a best response to the policy gains over the policy itself,
@@ -308,105 +253,17 @@ def exploitability(
     +1 as X and -1 as O sum to 0), 2 for a policy that loses in both seats. Arguments as in
     ``best_response``.
     """
-    found = best_response(policy, moves=moves, probabilities=probabilities, rows=rows,
-                          cols=cols, win_length=win_length)
+    found = best_response(policy, moves=moves, probabilities=probabilities,
+                          reached_only=reached_only, rows=rows, cols=cols, win_length=win_length)
+    return nash_conv(found)
+
+
+def nash_conv(found: dict[str, SeatResponse]) -> float:
+    """NashConv from the two seats' expected results (see ``exploitability``)."""
     return 0.0 - (found["X"].expected + found["O"].expected)  # 0.0 - 0.0 is 0.0, never -0.0
 
 
-def _seat_response(rules: Rules, moves: npt.NDArray, me: int) -> SeatResponse:
-    keys = _response_keys(rules, moves, me)
-    result = RESULTS[keys[game.EMPTY_BOARD] // _span(rules)]
-    line = _losing_line(rules, moves, me, keys) if result == "loss" else None
-    return SeatResponse(game.MARK_NAMES[me], result, line)
-
-
-def _response_keys(rules: Rules, moves: npt.NDArray, me: int) -> npt.NDArray[np.int32]:
-    """Per code: result index * span + plies to the end, the policy (mark ``me``) playing its
-    table and the opponent choosing the smallest key: a loss if it can, the fastest one."""
-    span = _span(rules)
-    keys = np.zeros(rules.n_codes, dtype=np.int32)  # int32: 172 MB on 16 cells, not 344
-    for layer in reversed(rules.positions):
-        winner = layer.winner[layer.terminal]
-        keys[layer.codes[layer.terminal]] = ((winner == me) * 2 + (winner == 0)) * span
-        for codes in game._chunks(layer.codes[~layer.terminal]):
-            children = rules.children_of(codes, layer.mark)
-            if layer.mark == me:
-                keys[codes] = _policy_keys(rules, codes, children, moves, keys)
-            else:
-                keys[codes] = _opponent_keys(rules, children, keys).min(axis=1) + 1
-    return keys
-
-
-def _policy_keys(rules: Rules, codes: npt.NDArray[np.int64], children: npt.NDArray[np.int64],
-                 moves: npt.NDArray, keys: npt.NDArray[np.int32]) -> npt.NDArray[np.int64]:
-    cells = moves[codes].astype(np.int64)
-    on_board = (cells >= 0) & (cells < rules.n_cells)
-    child = children[np.arange(codes.size), np.clip(cells, 0, rules.n_cells - 1)]
-    # An illegal move (off the board or on an occupied cell) is a loss one ply long (key 0 + 1).
-    return np.where(on_board & (child >= 0), keys[np.maximum(child, 0)], 0) + 1
-
-
-def _opponent_keys(rules: Rules, children: npt.NDArray[np.int64],
-                   keys: npt.NDArray[np.int32]) -> npt.NDArray:
-    """Each cell's child key for the opponent, above every key for illegal cells."""
-    no_key = len(RESULTS) * _span(rules)
-    return np.where(children >= 0, keys[np.maximum(children, 0)], no_key)
-
-
-def _losing_line(rules: Rules, moves: npt.NDArray, me: int,
-                 keys: npt.NDArray[np.int32]) -> tuple[int, ...]:
-    """Follow the smallest keys from the empty board (lowest cell among equals) to the loss."""
-    code, line = game.EMPTY_BOARD, []
-    while not rules.is_terminal(code):
-        if rules.to_move(code) == me:
-            cell = int(moves[code])
-            if not _is_legal(rules, [code], [cell])[0]:
-                return (*line, cell)
-        else:
-            cell = int(np.argmin(_opponent_keys(rules, rules.next_of([code]), keys)[0]))
-        line.append(cell)
-        code = rules.play(code, cell)
-    return tuple(line)
-
-
 # --- optimal-move rate -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Blunder:
-    """A position where the policy's move (perhaps illegal) gives away the game value."""
-
-    board: tuple[int, ...]  # absolute cells: 0 empty, 1 X, 2 O
-    code: int
-    move: int
-    optimal_moves: tuple[int, ...]  # every value-keeping move
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "board": list(self.board),
-                "optimal_moves": list(self.optimal_moves)}
-
-
-MAX_BLUNDERS = 10_000  # listed; every 3x3 blunder fits, a random 4x4 policy has millions
-
-
-@dataclass(frozen=True)
-class MoveRate:
-    """``rate``: the fraction of ``positions`` where the policy keeps the game value; the first
-    ``MAX_BLUNDERS`` ``blunders`` in order of the number of marks on the board, then code, of
-    ``n_blunders`` in all."""
-
-    rate: float
-    positions: int
-    blunders: tuple[Blunder, ...]
-    n_blunders: int | None = None  # None: len(blunders), every one listed
-
-    def __post_init__(self) -> None:
-        if self.n_blunders is None:
-            object.__setattr__(self, "n_blunders", len(self.blunders))
-
-    @property
-    def optimal(self) -> int:
-        return self.positions - self.n_blunders
 
 
 def optimal_move_rate(
@@ -419,28 +276,7 @@ def optimal_move_rate(
     ``moves`` (from ``policy_moves``) skips asking the policy again; ``policy`` is then unused.
     """
     rules = board_of(policy, rows, cols, win_length)
-    table = _moves_table(policy, moves, rules)
-    solution = solver.solve(rules)
-    kept, blunders = [], []
-    for layer in rules.positions:
-        for codes in game._chunks(layer.codes[~layer.terminal]):
-            cells = table[codes].astype(np.int64)
-            on_board = (cells >= 0) & (cells < rules.n_cells)
-            keeps = solution.keeps_value_of(codes, layer.mark)
-            keep = on_board & keeps[np.arange(codes.size), np.clip(cells, 0, rules.n_cells - 1)]
-            kept.append(keep)
-            if len(blunders) < MAX_BLUNDERS and not keep.all():
-                blunders += _blunders(rules, codes[~keep], cells[~keep], keeps[~keep])
-    kept_all = np.concatenate(kept)
-    n_blunders = int((~kept_all).sum())
-    return MoveRate(float(kept_all.mean()), int(kept_all.size),
-                    tuple(blunders[:MAX_BLUNDERS]), n_blunders)
-
-
-def _blunders(rules: Rules, codes, cells, keeps) -> list[Blunder]:
-    boards = rules.cells_of(codes[:MAX_BLUNDERS]).tolist()
-    return [Blunder(tuple(board), int(code), int(cell), tuple(np.flatnonzero(keep).tolist()))
-            for board, code, cell, keep in zip(boards, codes, cells, keeps, strict=False)]
+    return exact.move_rate(rules, _moves_table(policy, moves, rules))
 
 
 # --- both at once ------------------------------------------------------------------------------
@@ -467,7 +303,16 @@ class Report:
     @property
     def exploitability(self) -> float:
         """NashConv, from the seats' expected results (see ``exploitability``)."""
-        return 0.0 - (self.best_response["X"].expected + self.best_response["O"].expected)
+        return nash_conv(self.best_response)
+
+    def __repr__(self) -> str:
+        """One line: the results per seat, the rate and the number of blunders (the dataclass's
+        own repr lists every blunder, 150 KB for a weak policy)."""
+        seats = ", ".join(f"{seat}={r.result!r}" for seat, r in self.best_response.items())
+        rate = self.move_rate
+        return (f"Report({seats}, optimal_move_rate={rate.rate:.4f}, "
+                f"blunders={rate.n_blunders}/{rate.positions}, "
+                f"exploitability={self.exploitability:.4f}, perfect={self.perfect})")
 
     def as_dict(self, max_blunders: int = 5) -> dict[str, Any]:
         """JSON-friendly: results and lines per seat, the rate, and the first few blunders."""
@@ -527,11 +372,14 @@ class SolverPolicy:
 
     def act_batch(self, observations: npt.NDArray[np.int8],
                   masks: npt.NDArray[np.int8]) -> npt.NDArray[np.int64]:
-        codes = _absolute_codes(self.rules, observations)
+        boards = answers.check_boards(self.rules, observations)
         solution = solver.solve(self.rules)
-        moves = np.empty(codes.size, dtype=np.int64)
-        for start in range(0, codes.size, game._CHUNK):  # bounds the (N, cells) temporaries
-            best = solution.best_of(codes[start : start + game._CHUNK])
+        moves = np.empty(len(boards), dtype=np.int64)
+        # A chunk at a time bounds the (N, cells) temporaries: 4x4's 9.7 million boards at once
+        # took 3.2 GB.
+        for start in range(0, len(boards), game._CHUNK):
+            codes = answers.absolute_codes(self.rules, boards[start : start + game._CHUNK])
+            best = solution.best_of(codes)
             if not best.any(axis=1).all():
                 raise ValueError("no move to make: a board is finished or not a position")
             if not self.deterministic:
@@ -541,17 +389,6 @@ class SolverPolicy:
 
     def __repr__(self) -> str:
         return f"SolverPolicy(deterministic={self.deterministic}, board={self.rules.name})"
-
-
-def _absolute_codes(rules: Rules, observations: Any) -> npt.NDArray[np.int64]:
-    """Codes of relative boards (1 = the side to move, which is O when it has fewer marks)."""
-    cells = np.asarray(observations)
-    n = rules.n_cells
-    if cells.ndim != 2 or cells.shape[1] != n or not np.isin(cells, (0, 1, 2)).all():
-        raise ValueError(f"observations must be (N, {n}) boards of 0, 1, 2")
-    cells = cells.astype(np.int64)
-    swap = (cells == 1).sum(axis=1) < (cells == 2).sum(axis=1)
-    return np.where(swap[:, None], game.SWAP[cells], cells) @ rules.pow3
 
 
 def solver_policy(deterministic: bool = True, seed: int | None = 0, **board: int) -> Policy:

@@ -536,43 +536,51 @@ winner, is_terminal, to_move = TICTACTOE.winner, TICTACTOE.is_terminal, TICTACTO
 transform, canonical, render_text = TICTACTOE.transform, TICTACTOE.canonical, TICTACTOE.render_text
 
 
-def _flow_to_the_end(board: Rules, split: bool) -> dict[str, float]:
+@cache
+def _flows_to_the_end(board: Rules) -> tuple[dict[str, float], dict[str, float]]:
     """Mass sent from the empty board down every move, summed over the finished positions by
-    result. Each position passes its mass to every child, or, with ``split``, an equal share.
-    Float64 sums: exact for game counts, which stay below 16! < 2**53 on solvable boards."""
-    totals = {"X": 0.0, "O": 0.0, "draw": 0.0}
-    mass = np.ones(1)
-    for layer, below in zip(board.layers, (*board.layers[1:], None), strict=True):
-        ended = board.terminal_of(layer)
-        winners = board.winner_of(layer)
+    result, in one walk: each position passes its mass to every child (the game counts), and a
+    second mass an equal share to each (random play). The layers already say which positions
+    ended and who won, so nothing is decoded but each parent's empty cells. Float64 sums: exact
+    for game counts, which stay below 16! < 2**53 on solvable boards."""
+    totals = ({"X": 0.0, "O": 0.0, "draw": 0.0}, {"X": 0.0, "O": 0.0, "draw": 0.0})
+    masses = (np.ones(1), np.ones(1))
+    layers = board.positions
+    for layer, below in zip(layers, (*layers[1:], None), strict=True):
         for mark, name in ((X, "X"), (O, "O"), (NO_WINNER, "draw")):
-            totals[name] += float(mass[ended & (winners == mark)].sum())
-        if below is None or below.size == 0:
+            ended = layer.terminal & (layer.winner == mark)
+            for total, mass in zip(totals, masses, strict=True):
+                total[name] += float(mass[ended].sum())
+        if below is None or below.codes.size == 0:
             break
-        mass = _pass_down(board, layer[~ended], mass[~ended], split, below)
+        live = ~layer.terminal
+        masses = _pass_down(board, layer.codes[live], layer.mark,
+                            tuple(mass[live] for mass in masses), below.codes)
     return totals
 
 
-def _pass_down(board: Rules, codes, mass, split: bool, below) -> npt.NDArray[np.float64]:
-    """The mass of each position of the next layer (``below``, sorted) from its parents."""
-    total = np.zeros(below.size)
+def _pass_down(board: Rules, codes, mark: int, masses, below) -> tuple[npt.NDArray, ...]:
+    """The masses of each position of the next layer (``below``, sorted) from its parents
+    ``codes`` (all unfinished, ``mark`` to move): all of the first mass to every child, an
+    equal share of the second."""
+    counts, shares = np.zeros(below.size), np.zeros(below.size)
     for start in range(0, codes.size, _CHUNK):
-        children = board.next_of(codes[start : start + _CHUNK])
+        children = board.children_of(codes[start : start + _CHUNK], mark)
         legal = children >= 0
-        share = mass[start : start + _CHUNK]
-        if split:
-            share = share / legal.sum(axis=1)
-        weights = np.broadcast_to(share[:, None], children.shape)[legal]
-        total += np.bincount(np.searchsorted(below, children[legal]), weights, below.size)
-    return total
+        index = np.searchsorted(below, children[legal])
+        count, share = (mass[start : start + _CHUNK] for mass in masses)
+        for total, weight in ((counts, count), (shares, share / legal.sum(axis=1))):
+            weights = np.broadcast_to(weight[:, None], children.shape)[legal]
+            total += np.bincount(index, weights, below.size)
+    return counts, shares
 
 
 def count_games(board: Rules = TICTACTOE) -> dict[str, int]:
     """Distinct complete games (move sequences) from the empty board, by result."""
-    by_result = {name: int(count) for name, count in _flow_to_the_end(board, False).items()}
+    by_result = {name: int(count) for name, count in _flows_to_the_end(board)[0].items()}
     return {"games": sum(by_result.values()), **by_result}
 
 
 def random_play_outcome(board: Rules = TICTACTOE) -> dict[str, float]:
     """Exact probabilities of "X", "O" and "draw" when both sides play uniformly random moves."""
-    return {name: float(p) for name, p in _flow_to_the_end(board, True).items()}
+    return {name: float(p) for name, p in _flows_to_the_end(board)[1].items()}

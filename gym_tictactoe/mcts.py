@@ -30,11 +30,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-import numpy.typing as npt
 
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_choice, check_flag, check_int, check_number
 from gym_tictactoe.mcts_board import SearchBoard, State, Stream
+from gym_tictactoe.players import Player
+from gym_tictactoe.positions import Position
 from gym_tictactoe.seeding import check_seed
 
 MAX_SIMULATIONS = 1_000_000
@@ -259,7 +260,7 @@ class Tree:
         return cells[int(self.stream.take(1)[0] * len(cells))]
 
 
-class MCTSPlayer:
+class MCTSPlayer(Player):
     """The ``mcts`` player: UCT with random playouts and MCTS-Solver, on any board.
 
     Arguments:
@@ -297,16 +298,17 @@ class MCTSPlayer:
         self.evaluator = RolloutEvaluator()
         self.last: SearchResult | None = None  # the last search (the benchmark reads it)
 
-    def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
-        """The move on an absolute ``board`` (0 empty, 1 X, 2 O) for ``mark``, the side to
-        move."""
-        cells = np.asarray(board)
-        if cells.shape != (self.rules.n_cells,) or cells.dtype.kind not in "iu":
-            raise ValueError(f"a {self.rules.name} board is {self.rules.n_cells} cells of 0, 1, "
-                             f"2; got {board!r}")
+    def move(self, position: Position, rng: np.random.Generator) -> int:
+        """The move at ``position`` (unfinished, this player to move): the player protocol."""
+        mark = position.mark
         if mark not in (game.X, game.O):
             raise ValueError(f"mark must be 1 (X) or 2 (O); got {mark!r}")
-        return self.search(self.board.root(cells, int(mark)), rng).move
+        bits = getattr(position, "bits", None)  # a big board's own bit masks, when it has them
+        if bits is not None:
+            root = self.board.root_bits(bits[mark], bits[game.SWAP[mark]])
+        else:
+            root = self.board.root(position.cells, mark)
+        return self.search(root, rng).move
 
     def search(self, state: State, rng: np.random.Generator) -> SearchResult:
         """Search the position ``state`` (see ``SearchBoard.root``) with ``rng``, or with a
@@ -319,8 +321,5 @@ class MCTSPlayer:
         return self.last
 
     def __repr__(self) -> str:
-        board = "" if self.rules == game.TICTACTOE else (
-            f", rows={self.rules.rows}, cols={self.rules.cols}, "
-            f"win_length={self.rules.win_length}")
         return (f"MCTSPlayer(max_simulations={self.max_simulations}, exploration="
-                f"{self.exploration}, solve={self.solve}, seed={self.seed}{board})")
+                f"{self.exploration}, solve={self.solve}, seed={self.seed}{self._board_args()})")

@@ -66,8 +66,11 @@ class SearchBoard:
 
     def root(self, cells: npt.NDArray[np.int8], mark: int) -> State:
         """The state of an unfinished game with these absolute cells, ``mark`` to move."""
-        mine = _bits(cells == mark)
-        theirs = _bits((cells != mark) & (cells != game.EMPTY))
+        return self.root_bits(_bits(cells == mark), _bits((cells != mark) & (cells != game.EMPTY)))
+
+    def root_bits(self, mine: int, theirs: int) -> State:
+        """The state of an unfinished game from the bit masks of the side to move's stones and
+        the other side's."""
         if mine | theirs == self.full or any(
                 side & line == line for side in (mine, theirs) for line in self._line_masks):
             raise ValueError("the game is over on this board: there is no move to search")

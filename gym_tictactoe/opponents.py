@@ -1,271 +1,57 @@
-"""The built-in players that sit across the board from the agent.
+"""The built-in players that sit across the board from the agent, and the opponent specs.
 
 An opponent is any object with ``act(board, mark, rng) -> int``: ``board`` is the absolute board,
 one cell per entry, row-major (0 empty, 1 X, 2 O), ``mark`` the opponent's own mark and ``rng`` a
 ``numpy.random.Generator`` owned by the environment, the only source of randomness an opponent
 may use. An optional ``reset(rng)`` is called at the start of every episode.
 
-Every built-in player is made for one board (``rows``, ``cols``, ``win_length`` keywords, 3x3 by
-default; the env builds its named opponents for its own board). They are :class:`CodePlayer` s:
-on tabled boards their ``act`` encodes the board and calls ``act_code(code, mark, rng)``, so the
-environment, which already holds the position's code, asks ``act_code`` directly
-(:func:`act_on_code`) and skips a board copy and its encoding every move; on bigger boards the
-env hands them its cells (:func:`act_on_stones`).
-
-Most players here are *table players*: a (codes, cells) mask of the moves they consider in each
-position of a tabled board (``candidates`` over arrays of boards elsewhere), from which they pick
-uniformly at random (or the lowest cell when deterministic). The vector environment uses the same
-masks to reply for thousands of boards in one look-up.
+Every built-in player is a :class:`~gym_tictactoe.players.Player` made for one board (``rows``,
+``cols``, ``win_length`` keywords, 3x3 by default; the env builds its named opponents for its own
+board): it answers ``move(position, rng)`` on the env's position and replies for a whole batch
+of boards through ``batch`` (see :mod:`gym_tictactoe.players`). The table players (random,
+minimax, heuristic) and the policy player are in :mod:`gym_tictactoe.table_players`; here are
+the combinators (epsilon, mixture), pure Monte Carlo search, and the specs that name them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from functools import cache
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe import game, heuristic, solver
-from gym_tictactoe.checks import check_flag, check_int, check_number, is_number
+from gym_tictactoe import game
+from gym_tictactoe.checks import check_int, check_number, is_number
 from gym_tictactoe.mcts import MCTSPlayer
+from gym_tictactoe.players import (
+    BatchPlayer,
+    Boards,
+    Cells,
+    Opponent,
+    Player,
+    as_player,
+    pick,
+    reset_opponent,
+)
+from gym_tictactoe.positions import Position
 from gym_tictactoe.search import AlphaBetaPlayer
+from gym_tictactoe.table_players import (
+    HeuristicOpponent,
+    MinimaxOpponent,
+    Policy,
+    PolicyOpponent,
+    RandomOpponent,
+    TableOpponent,
+)
 
-Policy = Callable[[npt.NDArray[np.int8], npt.NDArray[np.int8]], int]
-
-
-@runtime_checkable
-class Opponent(Protocol):
-    def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int: ...
-
-
-def _pick(choices: Sequence[int] | npt.NDArray, rng: np.random.Generator,
-          deterministic: bool = False) -> int:
-    """A uniform choice, or the first when deterministic, among a position's candidate cells."""
-    if len(choices) == 0:
-        raise ValueError("no legal move: the game is over")
-    if deterministic or len(choices) == 1:
-        return int(choices[0])
-    # rng.random() costs a quarter of rng.integers(n), and this runs on every opponent move.
-    return int(choices[int(rng.random() * len(choices))])
+__all__ = ["MAX_PLAYOUTS", "OPPONENTS", "EpsilonOpponent", "HeuristicOpponent",
+           "MinimaxOpponent", "MixtureOpponent", "MonteCarloOpponent", "Opponent", "Policy",
+           "PolicyOpponent", "RandomOpponent", "TableOpponent", "make_opponent", "parse_opponent",
+           "random_playouts", "random_playouts_cells", "reset_opponent", "resolve_opponent"]
 
 
-class CodePlayer:
-    """A built-in opponent for one board (``rows``, ``cols``, ``win_length``; 3x3 by default).
-
-    On tabled boards it decides from the position's code: ``act`` is ``act_code`` on the board's
-    code, and the env, which holds the code already, calls ``act_code`` (:func:`act_on_code`).
-    Subclasses implement ``act_code``, and ``act_cells`` for boards without tables. A subclass
-    that overrides ``act`` instead keeps its own ``act`` everywhere.
-    """
-
-    rules: game.Rules = game.TICTACTOE
-
-    def _set_board(self, rows: int, cols: int, win_length: int) -> None:
-        self.rules = game.rules(rows, cols, win_length)
-
-    def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
-        if self.rules.tabled:
-            return self.act_code(self.rules.encode(board), mark, rng)
-        return self.act_cells(_board_cells(self.rules, board), mark, rng)
-
-    def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
-        raise NotImplementedError
-
-    def act_cells(self, cells: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
-        """The move on a board without tables (``cells`` is the player's own copy)."""
-        raise NotImplementedError
-
-    def _board_args(self) -> str:
-        rules = self.rules
-        return "" if rules == game.TICTACTOE else (
-            f", rows={rules.rows}, cols={rules.cols}, win_length={rules.win_length}")
-
-
-def _board_cells(rules: game.Rules, board: npt.ArrayLike) -> npt.NDArray[np.int8]:
-    cells = np.asarray(board)
-    if cells.shape != (rules.n_cells,) or cells.dtype.kind not in "iu" or np.ma.is_masked(board):
-        raise ValueError(f"a {rules.name} board is {rules.n_cells} cells of 0, 1, 2; "
-                         f"got {board!r}")
-    return cells.astype(np.int8)
-
-
-def act_on_code(opponent: Opponent, code: game.Position, mark: int,
-                rng: np.random.Generator, rules: game.Rules = game.TICTACTOE) -> int:
-    """``opponent``'s move at position ``code`` of a tabled board: the same move as ``act`` on the
-    decoded board."""
-    if type(opponent).act is CodePlayer.act:
-        return opponent.act_code(code, mark, rng)  # type: ignore[attr-defined]
-    return opponent.act(rules.tables.cells[code].copy(), mark, rng)
-
-
-def act_on_stones(opponent: Opponent, stones: Any, mark: int, rng: np.random.Generator) -> int:
-    """``opponent``'s move on the env's position of a board without tables (``env.Stones``).
-    Players with an ``act_stones`` read the position's bit masks and code directly."""
-    if type(opponent).act is CodePlayer.act:
-        fast = getattr(opponent, "act_stones", None)
-        if fast is not None:
-            return fast(stones, mark, rng)
-    return _act_cells(opponent, stones.cells.copy(), mark, rng)
-
-
-def _free_cells(stones: Any) -> Sequence[int]:
-    """The empty cells of the env's position, in increasing order."""
-    rules = stones.rules
-    if rules.solvable:  # a table of every bit mask's cells beats NumPy's call overhead
-        free = rules.full_mask & ~(stones.bits[game.X] | stones.bits[game.O])
-        return _cells_of_masks(rules.n_cells)[free]
-    return np.flatnonzero(stones.cells == game.EMPTY)
-
-
-@cache
-def _cells_of_masks(n_cells: int) -> list[tuple[int, ...]]:
-    """For every bit mask of ``n_cells`` bits (at most 2**16 of them), its set bits in order."""
-    masks: list[tuple[int, ...]] = [()]
-    for cell in range(n_cells):
-        masks += [cells + (cell,) for cells in masks]
-    return masks
-
-
-class TableOpponent(CodePlayer):
-    """Plays uniformly at random among the moves it marks as candidates in each position: a
-    per-code table on tabled boards, ``candidates`` over arrays of boards elsewhere."""
-
-    name = "table"
-
-    def __init__(self, deterministic: bool = False, *, rows: int = 3, cols: int = 3,
-                 win_length: int = 3) -> None:
-        self.deterministic = check_flag(deterministic, "deterministic")
-        self._set_board(rows, cols, win_length)
-
-    @property
-    def table(self) -> npt.NDArray[np.bool_]:
-        """(codes, cells) bool mask of candidate moves, for every code of a tabled board."""
-        raise NotImplementedError
-
-    def candidates(self, cells: npt.NDArray[np.int8], marks: npt.NDArray[np.int8],
-                   codes: npt.NDArray[np.int64] | None = None) -> npt.NDArray[np.bool_]:
-        """(N, cells) candidate mask on boards ``cells`` for the sides ``marks`` to move;
-        ``codes`` are the boards' codes where the caller has them."""
-        raise NotImplementedError
-
-    def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
-        table = self.table
-        if table is not getattr(self, "_listed", None):
-            # Each code's candidates as a tuple, listed on first use: indexing a tuple is much
-            # cheaper than a NumPy row's nonzero(). A new table (a subclass may build one per
-            # call) starts a new list.
-            self._listed, self._choices = table, {}
-        choices = self._choices.get(code)
-        if choices is None:
-            choices = self._choices[code] = tuple(table[code].nonzero()[0].tolist())
-        if len(choices) == 1 or (self.deterministic and choices):
-            return choices[0]  # the common case, without a call to _pick
-        return _pick(choices, rng, self.deterministic)
-
-    def act_cells(self, cells: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
-        choices = np.flatnonzero(self.candidates(cells[None], np.array([mark], np.int8))[0])
-        return _pick(choices, rng, self.deterministic)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(deterministic={self.deterministic}{self._board_args()})"
-
-
-class RandomOpponent(TableOpponent):
-    """A uniformly random legal move (seed 000's ``random_player``)."""
-
-    name = "random"
-
-    @property
-    def table(self) -> npt.NDArray[np.bool_]:
-        return _legal_table(self.rules)
-
-    def candidates(self, cells, marks, codes=None) -> npt.NDArray[np.bool_]:
-        return cells == game.EMPTY  # the callers ask about unfinished games only
-
-    def act_cells(self, cells: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
-        return _pick(np.flatnonzero(cells == game.EMPTY), rng, self.deterministic)
-
-    def act_stones(self, stones: Any, mark: int, rng: np.random.Generator) -> int:
-        return _pick(_free_cells(stones), rng, self.deterministic)
-
-
-class MinimaxOpponent(TableOpponent):
-    """Perfect play: a random choice among the solver's best moves (fastest win, slowest loss).
-
-    Choosing at random among equally good moves lets an agent meet every perfect line;
-    ``deterministic=True`` always plays the lowest-numbered best cell. Needs a solved board (at
-    most 16 cells); on bigger boards use ``"alphabeta"``.
-    """
-
-    name = "minimax"
-
-    def __init__(self, deterministic: bool = False, *, rows: int = 3, cols: int = 3,
-                 win_length: int = 3) -> None:
-        super().__init__(deterministic, rows=rows, cols=cols, win_length=win_length)
-        if not self.rules.solvable:
-            raise ValueError(f"minimax plays perfectly from the solved game, and boards of at "
-                             f"most {game.SOLVED_CELLS} cells are solved; {self.rules.name} has "
-                             f"{self.rules.n_cells}: use 'alphabeta' (search) there")
-        self.solution = solver.solve(self.rules)
-        # Signed bytes: indexing a memoryview gives a plain int, far cheaper than NumPy's scalars.
-        self._scores = memoryview(self.solution.score).cast("b")
-
-    @property
-    def table(self) -> npt.NDArray[np.bool_]:
-        return self.solution.best
-
-    def candidates(self, cells, marks, codes=None) -> npt.NDArray[np.bool_]:
-        if codes is None:
-            codes = np.asarray(cells, dtype=np.int64) @ self.rules.pow3
-        return self.solution.best_of(codes)
-
-    def act_cells(self, cells: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
-        # The env asks only in unfinished games, so every empty cell is a move: score the
-        # children directly, without working out the position's own status.
-        empty = np.flatnonzero(cells == game.EMPTY)
-        code = int(cells.astype(np.int64) @ self.rules.pow3)
-        child = self.solution.score[code + mark * self.rules.pow3[empty]].astype(np.int16)
-        moves = np.sign(child) - child
-        return _pick(empty[moves == moves.max()], rng, self.deterministic)
-
-    def act_stones(self, stones: Any, mark: int, rng: np.random.Generator) -> int:
-        """``act_cells`` (the same moves, the same draws) on the env's bit masks and code."""
-        scores, code, powers = self._scores, stones.code, self.rules.pow3_int
-        top, best = -256, []
-        for cell in _free_cells(stones):
-            child = scores[code + mark * powers[cell]]
-            move = (child > 0) - (child < 0) - child  # sign(child) - child, as in act_cells
-            if move > top:
-                top, best = move, [cell]
-            elif move == top:
-                best.append(cell)
-        return _pick(best, rng, self.deterministic)
-
-
-class HeuristicOpponent(TableOpponent):
-    """Seed 003's rules, the first that applies: win, block, fork, block a fork, centre,
-    opposite corner, corner, nearest the centre (see ``gym_tictactoe.heuristic``)."""
-
-    name = "heuristic"
-
-    @property
-    def table(self) -> npt.NDArray[np.bool_]:
-        return heuristic.table(self.rules)
-
-    def candidates(self, cells, marks, codes=None) -> npt.NDArray[np.bool_]:
-        return heuristic.candidates(self.rules, cells, marks)
-
-
-@cache
-def _legal_table(rules: game.Rules) -> npt.NDArray[np.bool_]:
-    table = rules.tables.legal_mask.astype(bool)
-    table.setflags(write=False)
-    return table
-
-
-class EpsilonOpponent(CodePlayer):
+class EpsilonOpponent(Player):
     """Plays a uniformly random legal move with probability ``epsilon``, else ``inner``'s move.
 
     A dial from perfect (``epsilon=0`` over minimax) to random (``epsilon=1``).
@@ -278,19 +64,23 @@ class EpsilonOpponent(CodePlayer):
         self.epsilon = check_number(epsilon, "epsilon", 0.0, 1.0)
         self._set_board(rows, cols, win_length)
         self.inner = resolve_opponent(inner, self.rules)
+        # The two players it chooses between, in the order the batch asks them.
+        self._players = (RandomOpponent(**self.rules.kwargs), as_player(self.inner, self.rules))
 
     def reset(self, rng: np.random.Generator) -> None:
-        reset_opponent(self.inner, rng)
+        self._players[1].reset(rng)
 
-    def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
-        if rng.random() < self.epsilon:
-            return _pick(self.rules.tables.legal_mask[code].nonzero()[0], rng)
-        return act_on_code(self.inner, code, mark, rng, self.rules)
+    def move(self, position: Position, rng: np.random.Generator) -> int:
+        return self._players[rng.random() >= self.epsilon].move(position, rng)
 
-    def act_cells(self, cells: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
-        if rng.random() < self.epsilon:
-            return _pick(np.flatnonzero(cells == game.EMPTY), rng)
-        return _act_cells(self.inner, cells, mark, rng)
+    def _batch(self, num_envs: int, rules: game.Rules,
+               agents: npt.NDArray[np.int8]) -> BatchPlayer:
+        players = [p.batch(num_envs, rules, agents) for p in self._players]
+        return _Combined(players, num_envs, per_move=self._inner_rows)
+
+    def _inner_rows(self, boards: Boards, rng: np.random.Generator) -> npt.NDArray[np.intp]:
+        """Per board, 0 (a random move) with probability epsilon, else 1 (the inner player)."""
+        return (rng.random(boards.size) >= self.epsilon).astype(np.intp)
 
     def __repr__(self) -> str:
         return f"EpsilonOpponent(epsilon={self.epsilon}, inner={self.inner!r}{self._board_args()})"
@@ -312,7 +102,7 @@ PLAYOUT_BYTES = 64 * 2**20
 PLAYOUT_ROW_BYTES = 20  # per cell
 
 
-class MonteCarloOpponent(CodePlayer):
+class MonteCarloOpponent(Player):
     """Pure Monte Carlo search (seed 002): ``playouts`` random games after each legal move, then
     the move with the best mean result for this player (ties broken at random).
 
@@ -331,6 +121,11 @@ class MonteCarloOpponent(CodePlayer):
             f" on the {self.rules.name} board (a reply plays that many games of up to {n} moves "
             f"after each of its {n} cells)")
         self.playouts = check_int(playouts, "playouts", 1, most, note=where)
+
+    def move(self, position: Position, rng: np.random.Generator) -> int:
+        if self.rules.tabled:
+            return self.act_code(position.code, position.mark, rng)
+        return self.act_cells(position.cells, position.mark, rng)
 
     def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
         tables = self.rules.tables
@@ -354,7 +149,7 @@ class MonteCarloOpponent(CodePlayer):
         # +1 win, 0 draw, -1 loss as int8; integer sums give exactly the float means' order.
         results = (winners == mark).view(np.int8) - ((winners != mark) & (winners != 0))
         totals = results.reshape(moves.size, self.playouts).sum(axis=1)
-        return int(moves[_pick((totals == totals.max()).nonzero()[0], rng)])
+        return int(moves[pick((totals == totals.max()).nonzero()[0], rng)])
 
     def __repr__(self) -> str:
         return f"MonteCarloOpponent(playouts={self.playouts}{self._board_args()})"
@@ -404,7 +199,7 @@ def random_playouts_cells(boards: npt.NDArray[np.int8], last: npt.NDArray[np.int
     return winners.astype(np.int8)
 
 
-class MixtureOpponent(CodePlayer):
+class MixtureOpponent(Player):
     """Draws one of ``opponents`` (by ``weights``) at every reset and plays it for the episode."""
 
     name = "mixture"
@@ -426,45 +221,56 @@ class MixtureOpponent(CodePlayer):
                              f"got {weights.tolist()}")
         weights = weights / weights.max()  # first, so that huge weights cannot sum to inf
         self.weights = weights / weights.sum()
-        self.current = self.opponents[0]
+        self._players = [as_player(o, self.rules) for o in self.opponents]
+        self.current, self._current = self.opponents[0], self._players[0]
 
     def reset(self, rng: np.random.Generator) -> None:
-        self.current = self.opponents[int(rng.choice(len(self.opponents), p=self.weights))]
-        reset_opponent(self.current, rng)
+        k = int(rng.choice(len(self._players), p=self.weights))
+        self.current, self._current = self.opponents[k], self._players[k]
+        self._current.reset(rng)
 
-    def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
-        return act_on_code(self.current, code, mark, rng, self.rules)
+    def move(self, position: Position, rng: np.random.Generator) -> int:
+        return self._current.move(position, rng)
 
-    def act_cells(self, cells: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
-        return _act_cells(self.current, cells, mark, rng)
+    def _batch(self, num_envs: int, rules: game.Rules,
+               agents: npt.NDArray[np.int8]) -> BatchPlayer:
+        players = [p.batch(num_envs, rules, agents) for p in self._players]
+        return _Combined(players, num_envs, weights=self.weights)
 
     def __repr__(self) -> str:
         return (f"MixtureOpponent({self.opponents!r}, weights={self.weights.tolist()}"
                 f"{self._board_args()})")
 
 
-class PolicyOpponent(CodePlayer):
-    """Any Policy ``(observation, action_mask) -> action`` (a trained agent) as the opponent.
+class _Combined:
+    """The batch form of a combinator: each board's reply is asked of one of ``players`` (their
+    batch forms), chosen per move by ``per_move(boards, rng)`` (epsilon) or per episode by
+    ``weights`` (a mixture), with a loop over players, not boards."""
 
-    The policy sees the board as the env's agent does: 1 its own mark, 2 the other's.
-    """
+    def __init__(self, players: list[BatchPlayer], num_envs: int, *,
+                 per_move: Any = None, weights: npt.NDArray | None = None) -> None:
+        self.players, self.per_move, self.weights = players, per_move, weights
+        # Like MixtureOpponent, the first player plays until a board's first reset.
+        self.current = np.zeros(num_envs, dtype=np.intp)
 
-    name = "policy"
+    def reset(self, boards: Boards, rng: np.random.Generator) -> None:
+        if self.weights is not None:
+            self.current[boards] = rng.choice(len(self.players), size=boards.size,
+                                              p=self.weights)
+        for k, player in enumerate(self.players):
+            player.reset(boards if self.weights is None else boards[self.current[boards] == k],
+                         rng)
 
-    def __init__(self, policy: Policy, *, rows: int = 3, cols: int = 3,
-                 win_length: int = 3) -> None:
-        if not callable(policy):
-            raise ValueError(f"policy must be callable as policy(obs, mask); got {policy!r}")
-        self.policy = policy
-        self._set_board(rows, cols, win_length)
-
-    def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
-        return self.act_cells(self.rules.tables.cells[code], mark, rng)
-
-    def act_cells(self, cells: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
-        obs = cells.copy() if mark == game.X else game.swap_marks(cells)
-        # Returned as it is: the env checks it like the agent's own action and names the culprit.
-        return self.policy(obs, (cells == game.EMPTY).astype(np.int8))
+    def act(self, positions: Any, boards: Boards, rng: np.random.Generator) -> Cells:
+        which = self.current[boards] if self.per_move is None else self.per_move(boards, rng)
+        cells = np.empty(boards.size, dtype=np.int16)
+        for k, player in enumerate(self.players):
+            mine = which == k
+            if mine.any():
+                # Codes are sliced; a batch of cell boards is shared and indexed by ``boards``.
+                asked = positions[mine] if isinstance(positions, np.ndarray) else positions
+                cells[mine] = player.act(asked, boards[mine], rng)
+        return cells
 
 
 OPPONENTS: dict[str, type] = {
@@ -504,18 +310,9 @@ def resolve_opponent(opponent: Opponent | str, rules: game.Rules = game.TICTACTO
     return opponent
 
 
-def _act_cells(opponent: Opponent, cells: npt.NDArray[np.int8], mark: int,
-               rng: np.random.Generator) -> int:
-    if type(opponent).act is CodePlayer.act:
-        return opponent.act_cells(cells, mark, rng)  # type: ignore[attr-defined]
-    return opponent.act(cells.copy(), mark, rng)
-
-
-def reset_opponent(opponent: Opponent, rng: np.random.Generator) -> None:
-    """Start a new episode for ``opponent`` (a mixture draws its player here)."""
-    reset = getattr(opponent, "reset", None)
-    if callable(reset):
-        reset(rng)
+def resolve_player(opponent: Opponent | str, rules: game.Rules = game.TICTACTOE) -> Player:
+    """``resolve_opponent``, then wrapped once as a :class:`~gym_tictactoe.players.Player`."""
+    return as_player(resolve_opponent(opponent, rules), rules)
 
 
 def parse_opponent(spec: str, rules: game.Rules = game.TICTACTOE) -> Opponent:

@@ -100,8 +100,9 @@ from gymnasium.utils import EzPickle
 
 from gym_tictactoe import game, rendering
 from gym_tictactoe.checks import shown
-from gym_tictactoe.env import ILLEGAL_ACTIONS, Stones, as_cell, check_choice, step_lists
+from gym_tictactoe.env import ILLEGAL_ACTIONS, check_choice
 from gym_tictactoe.extras import MissingExtra
+from gym_tictactoe.positions import Position, as_cell, new_position
 from gym_tictactoe.seeding import check_seed
 
 try:
@@ -158,13 +159,7 @@ class raw_env(AECEnv, EzPickle):
             "observation": spaces.Box(0, 1, self._shape, np.int8),
             "action_mask": spaces.Box(0, 1, (n,), np.int8)}) for agent in AGENTS}
         self.action_spaces = {agent: spaces.Discrete(n) for agent in AGENTS}
-        if self.rules.tabled:
-            self._next, self._terminal, self._winner = step_lists(self.rules)
-            tables = self.rules.tables
-            self._grids = tables.cells.reshape(-1, *self.rules.shape)  # a view: each code's grid
-            self._legal = tables.legal_mask
-        self._code: int | None = None  # the position on tabled boards
-        self._stones: Stones | None = None  # the position on bigger ones
+        self._position: Position | None = None  # the game (positions.new_position)
         self._done = True  # no game until reset()
         self.agents: list[str] = []
         self._screen = rendering.Screen(self.render_mode, self.metadata["render_fps"])
@@ -176,10 +171,8 @@ class raw_env(AECEnv, EzPickle):
         grid = self._grid()
         if agent != self.agent_selection or self._done:
             mask = np.zeros(self._n, dtype=np.int8)
-        elif self._stones is None:
-            mask = self._legal[self._code].copy()
         else:
-            mask = (self._stones.cells == game.EMPTY).view(np.int8)
+            mask = self._position.mask()
         # take() of a (rows, cols) grid gives the (rows, cols, 2) planes at once, several times
         # faster than indexing with the grid (planes[grid]) and reshaping.
         return {"observation": planes.take(grid, axis=0), "action_mask": mask}
@@ -207,10 +200,10 @@ class raw_env(AECEnv, EzPickle):
         self.truncations = dict.fromkeys(AGENTS, False)
         self.infos = {agent: {} for agent in AGENTS}
         self.agent_selection, self._skip_agent_selection = AGENTS[0], None
-        if self.rules.tabled:
-            self._code = game.EMPTY_BOARD
+        if self._position is None:
+            self._position = new_position(self.rules)
         else:
-            self._stones = Stones(self.rules)
+            self._position.clear()
         self._done = False
         if self.render_mode == "human":
             self.render()
@@ -220,21 +213,13 @@ class raw_env(AECEnv, EzPickle):
         if self._done:
             return self._dead_step(action)
         agent = self.agent_selection
-        cell = as_cell(action, self._n)
-        stones = self._stones
-        if stones is None:  # one look-up: the next code, -1 when the move is illegal
-            code = -1 if cell is None else self._next[self._code][cell]
-            if code < 0:
-                return self._illegal(agent, action)
-            self._code = code
-            if self._terminal[code]:
-                self._end(self._winner[code])
-        else:
-            if cell is None or stones.cells[cell] != game.EMPTY:
-                return self._illegal(agent, action)
-            stones.play(cell, MARK[agent])
-            if stones.terminal:
-                self._end(stones.winner)
+        n = self._n  # a plain int in range is a cell as it is: as_cell's first case, inlined
+        cell = action if type(action) is int and 0 <= action < n else as_cell(action, n)
+        position = self._position
+        if cell is None or not position.play(cell):
+            return self._illegal(agent, action)
+        if position.terminal:
+            self._end(position.winner)
         self.agent_selection = OTHER[agent]
         if self.render_mode == "human":
             self.render()
@@ -252,11 +237,9 @@ class raw_env(AECEnv, EzPickle):
 
     def _grid(self) -> npt.NDArray[np.int8]:
         """The absolute cells as a (rows, cols) grid (a view: never handed out as it is)."""
-        if self._stones is not None:
-            return self._stones.cells.reshape(self.rules.shape)
-        if self._code is None:
+        if self._position is None:
             raise RuntimeError("no game yet: call reset() first")
-        return self._grids[self._code]
+        return self._position.grid
 
     def _end(self, winner: int, illegal_by: str | None = None) -> None:
         """Finish the game: both agents terminated, the rewards given."""
@@ -301,3 +284,5 @@ class raw_env(AECEnv, EzPickle):
 
 if hasattr(pettingzoo, "register") and ENV_ID not in pettingzoo.aec_registry:
     pettingzoo.register("aec", ENV_ID, entry_point="gym_tictactoe.pettingzoo:env")
+
+from gym_tictactoe.pettingzoo_parallel import parallel_env as parallel_env  # noqa: E402

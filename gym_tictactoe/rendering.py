@@ -1,34 +1,34 @@
 """Pictures of a position: text (``ansi``), an image (``rgb_array``) and a window (``human``).
 
-Text and images are pure NumPy functions of the position's code, so they never touch the
-environment's random number generator and the same position always looks the same. Only
-``Window`` needs pygame, and imports it when a window is first asked for, so rendering to text
-or arrays works without the ``render`` extra.
+Text and images are pure NumPy functions of the position (``text_board`` and ``picture``), so
+they never touch the environment's random number generator and the same position always looks
+the same. Both show the last move when told it, and the winning line. Only ``Window`` needs
+pygame, and imports it when a window is first asked for, so rendering to text or arrays works
+without the ``render`` extra.
 """
 
 from __future__ import annotations
 
 import os
-from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from gymnasium.error import DependencyNotInstalled
 
-from gym_tictactoe import game
+from gym_tictactoe import game, notation, picture, text_board
 from gym_tictactoe.checks import check_int, is_integer
+from gym_tictactoe.picture import (  # noqa: F401  (the colours' names before picture.py)
+    BACKGROUND,
+    GRID_COLOUR,
+    LAST_COLOUR,
+    O_COLOUR,
+    WIN_COLOUR,
+    X_COLOUR,
+)
 
-BACKGROUND = (245, 241, 230)
-GRID_COLOUR = (70, 70, 70)
-X_COLOUR = (200, 60, 50)
-O_COLOUR = (40, 90, 180)
-MIN_CELL = 8  # below 8 pixels a cell, strokes and rings blur into blobs
-MIN_SIZE = 3 * MIN_CELL
-MAX_SIZE = 4096  # pixels: its per-pixel layout takes a few hundred MB; a typo must not ask more
-# Shape of a mark as fractions of a cell: empty margin round it, stroke thickness.
-MARK_MARGIN = 0.2
-STROKE = 0.12
+MIN_CELL, MAX_CELL = picture.MIN_CELL, picture.MAX_CELL
+MAX_SIZE = 4096  # pixels: a typo must not ask for a picture of gigabytes
 Shape = tuple[int, int]
 
 
@@ -45,66 +45,70 @@ def board_cells(board: Any, shape: Shape = (3, 3)) -> npt.NDArray[np.int8]:
     return cells.astype(np.int8)
 
 
-def ansi(board: Any, shape: Shape = (3, 3)) -> str:
-    """The board as text: X, O and the number of each empty cell (the action that fills it)."""
-    return game.board_text(board_cells(board, shape), shape[1]) + "\n"
+def _winning_lines(cells: npt.NDArray[np.int8], shape: Shape,
+                   win_length: int | None) -> list[tuple[int, ...]]:
+    """The lines to mark: none when the win length is not known (3 on 3x3, tic-tac-toe)."""
+    if win_length is None and shape != (3, 3):
+        return []  # guessing would mark lines that win nothing
+    return notation.winning_lines(cells, game.rules(*shape, win_length or 3))
 
 
-class _Layout(NamedTuple):
-    """Per-pixel masks for one image size, shared by every position drawn at that size."""
-
-    cell: npt.NDArray[np.intp]  # the cell (row-major) each pixel lies in
-    grid: npt.NDArray[np.bool_]
-    x_mark: npt.NDArray[np.bool_]  # where an X would be drawn, in every cell
-    o_mark: npt.NDArray[np.bool_]
+def _last(last: Any, shape: Shape) -> int | None:
+    return check_int(last, "last", 0, shape[0] * shape[1] - 1, none=True,
+                     note=" (the last move's cell)")
 
 
-@lru_cache(maxsize=8)
-def _layout(size: int, rows: int, cols: int) -> _Layout:
-    pixels = size / max(rows, cols)  # per cell; the longer side of the board spans ``size``
-    height, width = round(pixels * rows), round(pixels * cols)
-    y = ((np.arange(height) + 0.5) * rows / height)[:, None]  # pixel centres in cell units
-    x = ((np.arange(width) + 0.5) * cols / width)[None, :]
-    row, col = np.minimum(y.astype(np.intp), rows - 1), np.minimum(x.astype(np.intp), cols - 1)
-    v, u = y - row, x - col  # position inside the pixel's cell, 0..1
-    half_line = max(1.0, size / 160) / pixels  # at least 1 pixel, so lines survive small sizes
-    grid = (_line_distance(y, rows) < half_line) | (_line_distance(x, cols) < half_line)
-    inside = (np.minimum(u, v) > MARK_MARGIN) & (np.maximum(u, v) < 1 - MARK_MARGIN)
-    diagonal = np.minimum(np.abs(u - v), np.abs(u + v - 1)) / np.sqrt(2)
-    ring = np.abs(np.hypot(u - 0.5, v - 0.5) - (0.5 - MARK_MARGIN - STROKE / 2))
-    layout = _Layout(row * cols + col, grid, inside & (diagonal < STROKE / 2),
-                     ring < STROKE / 2)
-    for mask in layout:
-        mask.setflags(write=False)
-    return layout
+def ansi(board: Any, shape: Shape = (3, 3), *, last: int | None = None,
+         win_length: int | None = None, colour: bool = False) -> str:
+    """The board as text: X, O and the number of each empty cell (the action that fills it) on
+    boards of up to 16 cells, a compact board with column letters and row numbers on bigger
+    ones (``text_board``). ``last``: the last move's cell, shown in parentheses. With
+    ``colour``, ANSI codes make the last move bold and the winning line (of ``win_length``,
+    by default 3 on 3x3 and unmarked elsewhere) reversed."""
+    cells = board_cells(board, shape)
+    win = np.zeros(cells.size, dtype=bool)
+    for line in _winning_lines(cells, shape, win_length) if colour else ():
+        win[list(line)] = True
+    return text_board.board_text(cells, shape, _last(last, shape), win, colour) + "\n"
 
 
-def _line_distance(t: npt.NDArray[np.float64], n: int) -> npt.NDArray[np.float64]:
-    """Distance to the nearest inner grid line; the outer border is left undrawn."""
-    return np.abs(t - np.clip(np.round(t), 1, max(n - 1, 1))) if n > 1 else np.full_like(t, 9.0)
-
-
-@lru_cache(maxsize=256)
-def _frame(cells: bytes, size: int, rows: int, cols: int) -> npt.NDArray[np.uint8]:
-    layout = _layout(size, rows, cols)
-    marks = np.frombuffer(cells, dtype=np.int8)[layout.cell]
-    frame = np.empty((*layout.cell.shape, 3), dtype=np.uint8)
-    frame[:] = BACKGROUND
-    frame[layout.grid] = GRID_COLOUR
-    frame[layout.x_mark & (marks == game.X)] = X_COLOUR
-    frame[layout.o_mark & (marks == game.O)] = O_COLOUR
-    frame.setflags(write=False)  # shared by every caller through the cache
-    return frame
-
-
-def rgb_array(board: Any, size: int = 240, shape: Shape = (3, 3)) -> npt.NDArray[np.uint8]:
-    """The board as a uint8 image whose longer side is ``size`` pixels: grid, red X strokes,
-    blue O rings. ``board`` is a position code or the cells of a ``shape`` board."""
-    least = max(MIN_SIZE, MIN_CELL * max(shape))
+def cell_size_for(size: Any, shape: Shape) -> int:
+    """The largest cell size whose image fits in ``size`` pixels on its longer side."""
+    smallest = picture.layout(shape, MIN_CELL)
+    least = max(smallest.height, smallest.width)
     size = check_int(size, "size", least, MAX_SIZE,
                      note=f" pixels (at least {MIN_CELL} a cell on a {shape[0]}x{shape[1]} board)")
+    for cell_size in range(min(MAX_CELL, size), MIN_CELL - 1, -1):
+        spec = picture.layout(shape, cell_size)
+        if max(spec.height, spec.width) <= size:
+            return cell_size
+    return MIN_CELL  # not reached: the smallest layout fits, as checked
+
+
+def check_cell_size(cell_size: Any, shape: Shape = (3, 3)) -> int:
+    """``cell_size`` as an int in range, or the board's default when it is None."""
+    if cell_size is None:
+        return picture.default_cell_size(shape)
+    return check_int(cell_size, "cell_size", MIN_CELL, MAX_CELL,
+                     note=" pixels a cell (or None: the board's default)")
+
+
+def rgb_array(board: Any, size: int | None = None, shape: Shape = (3, 3), *,
+              cell_size: int | None = None, last: int | None = None,
+              win_length: int | None = None) -> npt.NDArray[np.uint8]:
+    """The board as a uint8 ``(height, width, 3)`` image (``picture``): a frame and grid, red X
+    strokes, blue O rings, the ``last`` move's cell tinted, the winning line struck through (of
+    ``win_length``; by default 3 on 3x3 and none elsewhere), letters and numbers round boards
+    of more than 16 cells. ``board`` is a position code or the cells of a ``shape`` board. Its
+    scale: ``cell_size`` pixels a cell, or the largest that fits ``size`` pixels on the longer
+    side; by default 80 pixels a cell up to 9x9, then less, about 720 pixels across."""
+    if size is not None and cell_size is not None:
+        raise ValueError("give size (pixels of the longer side) or cell_size, not both")
+    cell_size = cell_size_for(size, shape) if size is not None else check_cell_size(
+        cell_size, shape)
     cells = board_cells(board, shape)
-    return _frame(cells.tobytes(), size, *shape).copy()
+    return picture.draw(cells, shape, cell_size, _last(last, shape),
+                        _winning_lines(cells, shape, win_length))
 
 
 class Window:
@@ -121,6 +125,7 @@ class Window:
             ) from error
         self._pygame = pygame
         self.fps = fps
+        self.caption = "Tic-tac-toe"
         self._screen: Any = None
         self._clock: Any = None
 
@@ -129,13 +134,26 @@ class Window:
         pygame = self._pygame
         if self._screen is None:
             pygame.display.init()
-            pygame.display.set_caption("Tic-tac-toe")
-            self._screen = pygame.display.set_mode((frame.shape[1], frame.shape[0]))
+            pygame.display.set_caption(self.caption)
             self._clock = pygame.time.Clock()
+        size = (frame.shape[1], frame.shape[0])
+        if self._screen is None or self._screen.get_size() != size:
+            self._screen = pygame.display.set_mode(size)
         self._screen.blit(pygame.surfarray.make_surface(frame.swapaxes(0, 1)), (0, 0))
         pygame.event.pump()  # an unserviced event queue makes the OS report the window as hung
         pygame.display.flip()
         self._clock.tick(self.fps)
+
+    @property
+    def pygame(self) -> Any:
+        """The pygame module (imported by the constructor), for a caller reading events."""
+        return self._pygame
+
+    def set_caption(self, caption: str) -> None:
+        """The window's title (the game shows whose move it is and the score there)."""
+        self.caption = caption
+        if self._screen is not None:
+            self._pygame.display.set_caption(caption)
 
     def close(self) -> None:
         """Close the window if one was opened; safe to call more than once."""
@@ -148,16 +166,18 @@ class Window:
 class Screen:
     """``render()`` for an env's ``render_mode``: the text, the image, or the image shown in a
     ``Window`` opened on first use (``close`` closes it). Shared by the single-agent and the
-    two-player env."""
+    two-player env. ``cell_size``: pixels a cell of the images (None: the board's default)."""
 
-    def __init__(self, render_mode: str | None, fps: int) -> None:
-        self.render_mode, self.fps = render_mode, fps
+    def __init__(self, render_mode: str | None, fps: int, cell_size: int | None = None) -> None:
+        self.render_mode, self.fps, self.cell_size = render_mode, fps, cell_size
         self.window: Window | None = None
 
-    def render(self, cells: npt.NDArray[np.int8], shape: Shape) -> Any:
+    def render(self, cells: npt.NDArray[np.int8], shape: Shape, last: int | None = None,
+               win_length: int | None = None) -> Any:
         if self.render_mode == "ansi":
-            return ansi(cells, shape)
-        frame = rgb_array(cells, shape=shape)
+            return ansi(cells, shape, last=last, win_length=win_length)
+        frame = rgb_array(cells, shape=shape, cell_size=self.cell_size, last=last,
+                          win_length=win_length)
         if self.render_mode == "rgb_array":
             return frame
         if self.window is None:

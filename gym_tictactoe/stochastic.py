@@ -7,9 +7,8 @@ boards as ``policy(observation, mask)`` (1 the side to move, 2 the other). The p
 must be finite, non-negative, sum to 1 (within ``TOLERANCE``; they are then divided by their sum)
 and be 0 on occupied cells; anything else is a ``ValueError`` naming the position.
 
-:func:`responses` walks every position of a solved board backwards, a layer (number of marks)
-at a time, for both seats at once, asking the policy about each layer's positions in batches,
-and gets per seat:
+``gym_tictactoe.exact`` measures such a policy in its one backward pass, asking it about each
+layer's positions in batches, and gets per seat:
 
 - ``expected``: the policy's exact expected result (+1 win, 0 draw, -1 loss) when the opponent
   plays a best response, one that minimises it;
@@ -28,12 +27,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe import game
-from gym_tictactoe.game import Rules
 from gym_tictactoe.seeding import check_seed
 
 TOLERANCE = 1e-6  # allowed |sum - 1| of a position's probabilities (float32 softmax fits)
-_NO_KEY = np.iinfo(np.int32).max
 
 
 def offers_probabilities(policy: Any) -> bool:
@@ -90,93 +86,6 @@ def check_probabilities(probs: npt.NDArray[np.float64], observations: npt.NDArra
                 f"non-negative numbers summing to 1, on the empty cells "
                 f"{np.flatnonzero(masks[row]).tolist()} only")
     return probs / sums[:, None]
-
-
-def layer_probabilities(policy: Any, rules: Rules, codes: npt.NDArray[np.int64],
-                        mark: int) -> npt.NDArray[np.float64]:
-    """The policy's probabilities at unfinished positions ``codes``, ``mark`` to move."""
-    cells = rules.cells_of(codes)
-    observations = game.SWAP[cells] if mark == game.O else cells
-    return probabilities_of(policy, observations, (cells == game.EMPTY).astype(np.int8))
-
-
-def responses(policy: Any, rules: Rules, span: int
-              ) -> dict[int, tuple[float, int, tuple[int, ...] | None]]:
-    """Per seat (X, O): ``(expected, result index, losing line)`` as the module docstring says;
-    result index 0 loss, 1 draw, 2 win (``span`` is more plies than any game has)."""
-    rules.check_solvable("exact evaluation of a stochastic policy")
-    keys = _backward(policy, rules, span)
-    out = {}
-    for me in (game.X, game.O):
-        expected, layer_keys = keys[me]
-        result = int(layer_keys[0][0]) // span
-        line = _losing_line(policy, rules, me, layer_keys) if result == 0 else None
-        out[me] = (expected, result, line)
-    return out
-
-
-def _backward(policy: Any, rules: Rules, span: int) -> dict[int, tuple[float, list]]:
-    """Per seat: the expected result at the empty board, and every layer's keys (result index
-    * span + plies to the end, the smallest an opponent can reach with positive probability)."""
-    below: dict[int, tuple[npt.NDArray, npt.NDArray]] = {}
-    below_codes = np.zeros(0, dtype=np.int64)
-    layer_keys: dict[int, list] = {game.X: [], game.O: []}
-    for layer in reversed(rules.positions):
-        now = {me: _terminal_values(layer, me, span) for me in (game.X, game.O)}
-        live = np.flatnonzero(~layer.terminal)
-        for start in range(0, live.size, game._CHUNK):
-            rows = live[start : start + game._CHUNK]
-            _update(policy, rules, layer, rows, below_codes, below, now)
-        for me in (game.X, game.O):
-            layer_keys[me].insert(0, now[me][1].astype(np.int32))
-        below, below_codes = now, layer.codes
-    return {me: (float(below[me][0][0]), layer_keys[me]) for me in (game.X, game.O)}
-
-
-def _terminal_values(layer: game.Layer, me: int, span: int) -> tuple[npt.NDArray, npt.NDArray]:
-    won, drawn = layer.winner == me, layer.winner == game.NO_WINNER
-    values = np.where(layer.terminal, np.where(won, 1.0, np.where(drawn, 0.0, -1.0)), 0.0)
-    keys = np.where(layer.terminal, (won * 2 + drawn) * span, 0).astype(np.int64)
-    return values, keys
-
-
-def _update(policy: Any, rules: Rules, layer: game.Layer, rows: npt.NDArray[np.intp],
-            below_codes: npt.NDArray[np.int64], below: dict, now: dict) -> None:
-    """Values and keys of the unfinished positions ``rows`` of ``layer``, for both seats."""
-    codes = layer.codes[rows]
-    children = rules.children_of(codes, layer.mark)
-    legal = children >= 0
-    index = np.minimum(np.searchsorted(below_codes, np.maximum(children, 0)),
-                       below_codes.size - 1)
-    probs = layer_probabilities(policy, rules, codes, layer.mark)
-    for me in (game.X, game.O):
-        child_values, child_keys = below[me][0][index], below[me][1][index]
-        if me == layer.mark:  # the policy moves: its mixture, and the worst move it may make
-            values = (probs * np.where(legal, child_values, 0.0)).sum(axis=1)
-            keys = np.where(probs > 0, child_keys, _NO_KEY).min(axis=1)
-        else:  # the best responder: the lowest value, and the lowest key
-            values = np.where(legal, child_values, np.inf).min(axis=1)
-            keys = np.where(legal, child_keys, _NO_KEY).min(axis=1)
-        now[me][0][rows], now[me][1][rows] = values, keys + 1
-
-
-def _losing_line(policy: Any, rules: Rules, me: int, layer_keys: list) -> tuple[int, ...]:
-    """From the empty board, the move of smallest key (lowest cell among equals) for both sides,
-    the policy's among those it plays with positive probability."""
-    code, line = game.EMPTY_BOARD, []
-    while not rules.is_terminal(code):
-        depth = len(line)
-        children = rules.next_of([code])[0]
-        below = rules.layers[depth + 1]
-        index = np.minimum(np.searchsorted(below, np.maximum(children, 0)), below.size - 1)
-        keys = np.where(children >= 0, layer_keys[depth + 1][index], _NO_KEY)
-        if rules.to_move(code) == me:
-            probs = layer_probabilities(policy, rules, np.array([code]), me)[0]
-            keys = np.where(probs > 0, keys, _NO_KEY)
-        cell = int(np.argmin(keys))
-        line.append(cell)
-        code = int(children[cell])
-    return tuple(line)
 
 
 class UniformPolicy:

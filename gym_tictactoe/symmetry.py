@@ -26,8 +26,8 @@ import numpy.typing as npt
 
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_flag
-from gym_tictactoe.env import as_cell
 from gym_tictactoe.game import Rules
+from gym_tictactoe.positions import as_cell
 from gym_tictactoe.seeding import check_seed
 from gym_tictactoe.stochastic import offers_probabilities, probabilities_of
 

@@ -18,11 +18,12 @@ from gymnasium.vector.utils import batch_space
 
 from gym_tictactoe import game, rendering, starts
 from gym_tictactoe.checks import check_int, shown
-from gym_tictactoe.env import ILLEGAL_ACTIONS, VIEWS, as_cell, check_choice, check_seat
-from gym_tictactoe.opponents import Opponent
+from gym_tictactoe.env import ILLEGAL_ACTIONS, VIEWS, check_choice, check_seat, reset_options
+from gym_tictactoe.opponents import Opponent, resolve_player
+from gym_tictactoe.players import BatchPlayer, Boards, Cells
+from gym_tictactoe.positions import as_cell
 from gym_tictactoe.seeding import check_seed
 from gym_tictactoe.vector_boards import make_boards
-from gym_tictactoe.vector_opponents import Boards, Cells, vectorize_opponent
 
 __all__ = ["VIEWS", "TicTacToeVectorEnv", "vectorize_opponent"]
 
@@ -52,6 +53,19 @@ def _check_memory(num_envs: int, rules: game.Rules) -> None:
                          f"{needed / 1e9:.1f} GB ({memory_needed(1, rules):,} bytes a board); "
                          f"the limit is {MEMORY_BUDGET / 2**30:g} GiB: at most {most:,} boards "
                          f"of this size")
+
+
+def vectorize_opponent(opponent: Opponent | str, num_envs: int,
+                       rules: game.Rules = game.TICTACTOE,
+                       agents: npt.NDArray[np.int8] | None = None) -> BatchPlayer:
+    """The batch form of an opponent for ``num_envs`` boards of ``rules``: its player's own
+    ``batch`` (``players.Player``; table players by look-ups or masks, epsilon and mixtures
+    combined, a policy with ``act_batch`` once per batch, anything else board by board). A name
+    or ``parse_opponent`` spec is parsed first. ``agents`` is the env's array of the agent's
+    mark per board (the opponent has the other)."""
+    if agents is None:
+        agents = np.full(num_envs, game.X, dtype=np.int8)
+    return resolve_player(opponent, rules).batch(num_envs, rules, agents)
 
 
 class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], npt.NDArray]):
@@ -174,11 +188,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         overrides the seat and ``options["start"]`` the start (``"empty"`` or ``"random"``) for
         this reset."""
         super().reset(seed=check_seed(seed))
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options must be a dict such as {{'agent_mark': 'O'}} or "
-                             f"{{'reset_mask': mask}}; got {options!r}")
-        options = options or {}
-        mark = check_seat(self.rules, options.get("agent_mark", self.agent_mark_option))
+        options, mark = reset_options(self, options, "{'agent_mark': 'O'} or {'reset_mask': mask}")
         start = options.get("start")
         if start is not None:
             starts.check_start(start, "options['start']")
@@ -216,7 +226,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """The cells each board accepts now, ``(num_envs, cells)`` bool. A board waiting for its
         autoreset ignores its action, so every cell is allowed there (not an all-False row)."""
-        masks = self.positions.legal_bool()
+        masks = self.positions.mask_bool()
         masks[self.ended] = True
         return masks
 
@@ -251,7 +261,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
             self.agents[empty] = rng.integers(game.X, game.O + 1, size=empty.size)
         else:
             self.agents[empty] = game.MARKS[mark]
-        self.positions.restart(boards)
+        self.positions.clear(boards)
         if anywhere is not None:
             self._start_anywhere(boards[anywhere])
         self.ended[boards] = False
@@ -276,8 +286,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         if boards.size == 0:
             return np.zeros(0, dtype=self._cell_dtype)
         positions = self.positions
-        asked = positions.codes[boards] if self.rules.tabled else positions
-        cells = self.opponent.act(asked, boards, self.np_random)
+        cells = self.opponent.act(positions.asked(boards), boards, self.np_random)
         positions.play(boards, cells)
         return cells
 
@@ -304,16 +313,16 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         board = int(np.flatnonzero(illegal)[0])
         action = np.ma.asanyarray(actions)[board]  # a masked entry shows as masked, not its value
         action = action.item() if isinstance(action, np.generic) else action
-        legal = self.positions.legal_moves(board)
+        legal = self.positions.moves(board)
         raise ValueError(f"illegal action {shown(action)} on board {board} (and "
                          f"{illegal.sum() - 1} more): legal moves there are {legal}")
 
     def _observations(self) -> npt.NDArray[np.int8]:
-        return self.positions.observations(self.agents)
+        return self.positions.view(self.agents)
 
     def _infos(self, opponent_action: Cells, illegal: npt.NDArray[np.bool_],
                winner: npt.NDArray[np.int8] | None = None) -> dict[str, Any]:
-        masks = self.positions.legal_masks()  # all zeros at finished positions
+        masks = self.positions.mask()  # all zeros at finished positions
         masks[illegal] = 0
         winner = self.positions.winner() if winner is None else winner.copy()
         winner[illegal] = game.SWAP.take(self.agents[illegal])  # an illegal move forfeits

@@ -7,7 +7,10 @@
   codes fit (solvable boards, for the solver's look-ups); a move is checked for a win only on the
   lines through it.
 
-Both offer the same methods to the vector env and its opponents.
+Both offer the same methods to the vector env and its opponents, named as a single position's
+(:mod:`gym_tictactoe.positions`) with the boards as the first argument: ``clear``, ``place``,
+``legal``, ``play``, ``terminal``, ``winner``, ``mask`` (and ``mask_bool``), ``view``, ``cells``,
+``moves``; ``codes`` where the board has codes.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
-from gym_tictactoe.env import views
+from gym_tictactoe.positions import views
 
 Boards = npt.NDArray[np.intp]  # indices of boards in the batch
 
@@ -35,8 +38,12 @@ class CodeBoards:
         self._view_offset = np.array([0, 0, rules.n_codes])  # by agent mark
         self.codes = np.zeros(num_envs, dtype=np.int64)
 
-    def restart(self, boards: Boards) -> None:
+    def clear(self, boards: Boards) -> None:
         self.codes[boards] = game.EMPTY_BOARD
+
+    def asked(self, boards: Boards) -> npt.NDArray[np.int64]:
+        """What a batch player is handed for ``boards``: their codes."""
+        return self.codes[boards]
 
     def place(self, boards: Boards, cells: npt.NDArray[np.int8],
               codes: npt.NDArray[np.int64]) -> None:
@@ -58,20 +65,20 @@ class CodeBoards:
     def winner(self) -> npt.NDArray[np.int8]:
         return self.tables.winner.take(self.codes)
 
-    def legal_masks(self) -> npt.NDArray[np.int8]:
+    def mask(self) -> npt.NDArray[np.int8]:
         return self.tables.legal_mask.take(self.codes, axis=0)  # zeros at finished positions
 
-    def legal_bool(self) -> npt.NDArray[np.bool_]:
+    def mask_bool(self) -> npt.NDArray[np.bool_]:
         return self._legal_bool.take(self.codes, axis=0)
 
-    def observations(self, agents: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
+    def view(self, agents: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
         return self._view_rows.take(self.codes + self._view_offset.take(agents), axis=0)
 
     def cells(self, boards: Boards | None = None) -> npt.NDArray[np.int8]:
         codes = self.codes if boards is None else self.codes[boards]
         return self.tables.cells.take(codes, axis=0)
 
-    def legal_moves(self, board: int) -> list[int]:
+    def moves(self, board: int) -> list[int]:
         return self.rules.legal_moves(int(self.codes[board]))
 
 
@@ -87,14 +94,14 @@ class CellBoards:
         # Each board as its agent sees it, kept up move by move: copying it is cheaper than
         # swapping marks on every board at every step.
         self.agents = np.full(num_envs, game.X, np.int8) if agents is None else agents
-        self.view = np.zeros((num_envs, self.n), dtype=np.int8)
+        self._view = np.zeros((num_envs, self.n), dtype=np.int8)
         self.codes = np.zeros(num_envs, dtype=np.int64) if rules.solvable else None
         self._winner = np.zeros(num_envs, dtype=np.int8)
         self._marks = np.zeros(num_envs, dtype=np.int64)  # marks on each board
 
-    def restart(self, boards: Boards) -> None:
+    def clear(self, boards: Boards) -> None:
         self.board[boards, :-1] = game.EMPTY
-        self.view[boards] = game.EMPTY
+        self._view[boards] = game.EMPTY
         self._winner[boards] = game.NO_WINNER
         self._marks[boards] = 0
         if self.codes is not None:
@@ -108,11 +115,15 @@ class CellBoards:
         own = cells == self.agents[boards, None]
         # int8 scalars: Python ints would make two int64 (boards, cells) temporaries
         one, two = np.int8(1), np.int8(2)
-        self.view[boards] = np.where(cells == game.EMPTY, np.int8(0), np.where(own, one, two))
+        self._view[boards] = np.where(cells == game.EMPTY, np.int8(0), np.where(own, one, two))
         self._winner[boards] = game.NO_WINNER
         self._marks[boards] = (cells != game.EMPTY).sum(axis=1)
         if self.codes is not None:
             self.codes[boards] = codes if codes is not None else cells @ self.rules.pow3
+
+    def asked(self, boards: Boards) -> CellBoards:
+        """What a batch player is handed for ``boards``: the whole batch, read by index."""
+        return self
 
     def legal(self, cells: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
         free = self.board[np.arange(len(cells)), cells] == game.EMPTY
@@ -122,7 +133,7 @@ class CellBoards:
         cells = np.asarray(cells, dtype=np.intp)
         marks = np.where(self._marks[boards] % 2 == 0, game.X, game.O).astype(np.int8)
         self.board[boards, cells] = marks
-        self.view[boards, cells] = np.where(marks == self.agents[boards], 1, 2)
+        self._view[boards, cells] = np.where(marks == self.agents[boards], 1, 2)
         self._marks[boards] += 1
         if self.codes is not None:
             self.codes[boards] += marks * self.rules.pow3[cells]
@@ -137,21 +148,21 @@ class CellBoards:
     def winner(self) -> npt.NDArray[np.int8]:
         return self._winner.copy()
 
-    def legal_masks(self) -> npt.NDArray[np.int8]:
+    def mask(self) -> npt.NDArray[np.int8]:
         masks = (self.board[:, :-1] == game.EMPTY).astype(np.int8)
         masks[self.terminal()] = 0
         return masks
 
-    def legal_bool(self) -> npt.NDArray[np.bool_]:
-        return self.legal_masks().astype(bool)
+    def mask_bool(self) -> npt.NDArray[np.bool_]:
+        return self.mask().astype(bool)
 
-    def observations(self, agents: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
-        return self.view.copy()  # kept for self.agents, which is the env's ``agents``
+    def view(self, agents: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
+        return self._view.copy()  # kept for self.agents, which is the env's ``agents``
 
     def cells(self, boards: Boards | None = None) -> npt.NDArray[np.int8]:
         return self.board[:, :-1].copy() if boards is None else self.board[boards, :-1]
 
-    def legal_moves(self, board: int) -> list[int]:
+    def moves(self, board: int) -> list[int]:
         if self.terminal()[board]:
             return []
         return np.flatnonzero(self.board[board, :-1] == game.EMPTY).tolist()

@@ -17,7 +17,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from gym_tictactoe import game, symmetry
-from gym_tictactoe.env import as_cell
+from gym_tictactoe.positions import as_cell
 
 __all__ = ["AbsoluteBoard", "CanonicalObservation", "GridObservation", "OneHotObservation"]
 
@@ -70,7 +70,7 @@ class OneHotObservation(
     (``obs[9:18]``) and the opponent's marks (``obs[18:27]``); over :class:`AbsoluteBoard` they
     are empty, X and O. Exactly one plane is 1 in every cell.
 
-    Example:
+    Examples:
         >>> from gym_tictactoe.env import TicTacToeEnv
         >>> from gym_tictactoe.wrappers import OneHotObservation
         >>> env = OneHotObservation(TicTacToeEnv(agent_mark="X"))
@@ -103,7 +103,7 @@ class AbsoluteBoard(
     rather than sides: the observation equals ``info["board"]``. A policy must then tell from
     ``info["agent_mark"]`` (or by counting marks) which side it plays.
 
-    Example:
+    Examples:
         >>> from gym_tictactoe.env import TicTacToeEnv
         >>> from gym_tictactoe.wrappers import AbsoluteBoard
         >>> env = AbsoluteBoard(TicTacToeEnv(agent_mark="O"))
@@ -136,7 +136,7 @@ class GridObservation(
     The observation becomes ``MultiDiscrete`` of shape ``(rows, cols)``, values as before (0 empty,
     1 own, 2 opponent's, or X/O over :class:`AbsoluteBoard`); actions stay flat cell numbers.
 
-    Example:
+    Examples:
         >>> from gym_tictactoe.env import TicTacToeEnv
         >>> from gym_tictactoe.wrappers import GridObservation
         >>> env = GridObservation(TicTacToeEnv(rows=4, cols=5, win_length=4))
@@ -175,7 +175,7 @@ class CanonicalObservation(
     every board (per-code tables up to 12 cells, computed images beyond;
     ``gym_tictactoe.symmetry.canonicalize`` does the same for batches).
 
-    Example:
+    Examples:
         >>> from gym_tictactoe.env import TicTacToeEnv
         >>> from gym_tictactoe.wrappers import CanonicalObservation
         >>> env = CanonicalObservation(TicTacToeEnv(agent_mark="O", opponent="minimax"))

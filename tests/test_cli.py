@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from missing_packages import run_without
 
-from gym_tictactoe import cli, game, rendering
+from gym_tictactoe import cli, cli_play, game, rendering
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -50,13 +50,16 @@ def test_play_a_full_game_with_bad_inputs(monkeypatch, capsys, seed):
     code, out, _ = run(["play", "--seed", str(seed)], monkeypatch, capsys, stdin)
     assert code == 0
     assert " 0 | 1 | 2\n---+---+---\n 3 | 4 | 5\n---+---+---\n 6 | 7 | 8" in out
-    assert "'abc' is not a number" in out
+    assert "'abc' is not a cell" in out
     assert "9 is not a cell" in out and "-1 is not a cell" in out
     assert "4 is taken by O: free cells are 1 2 3 5 6 7 8" in out
-    assert "'' is not a number" in out
-    assert "minimax (O) played 4:\n X | 1 | 2\n---+---+---\n 3 | O | 5" in out
-    assert "you (X) played 3:" in out and "minimax (O) played 6:" in out
-    assert "Result: O wins (minimax).\nAnother game?" in out
+    assert "'' is not a cell" in out
+    # One board a turn, after the reply; the last move in parentheses.
+    assert "you (X) played 0.\n\nminimax (O) played 4:\n X | 1 | 2\n---+---+---\n 3 |(O)| 5" in out
+    assert out.count("+---\n") == 2 * 4  # 4 boards: the empty one, then after each reply
+    assert "you (X) played 3." in out and "minimax (O) played 6:" in out
+    assert ("You lose: minimax (O) has 2 4 6 in a row.\nScore: you 0, minimax 1, draws 0.\n"
+            "Another game?") in out
     assert out.rstrip().endswith("Bye.")
 
 
@@ -65,6 +68,7 @@ def test_the_board_a_person_reads_is_the_envs_ansi_render():
     # env's actions and the losing lines of a report all count 0-8 row by row.
     for code in (game.EMPTY_BOARD, game.encode([1, 0, 0, 0, 2, 0, 0, 0, 0])):
         assert cli.board_text(code) + "\n" == rendering.ansi(code)
+        assert cli.board_text(code, last=4) + "\n" == rendering.ansi(code, last=4)
 
 
 def test_the_prompt_says_how_to_quit_and_q_quits(monkeypatch, capsys):
@@ -90,7 +94,8 @@ def test_another_game_in_the_same_or_swapped_seats(monkeypatch, capsys):
     assert out.count("You are O, playing minimax.") == 1
     assert "minimax (X) played" in out.split("You are O")[1]  # the seats really swapped
     assert "'maybe': press Enter for the same seats, s to swap, q to quit" in out
-    assert out.count("Result: O wins (minimax).") == 2
+    assert out.count("You lose: minimax (O) has 2 4 6 in a row.") == 2
+    assert "Score: you 0, minimax 2, draws 0." in out
     assert out.rstrip().endswith("Game abandoned.")
 
 
@@ -111,7 +116,7 @@ def test_play_as_o_and_end_of_input_leaves_cleanly(monkeypatch, capsys):
 def test_end_of_input_mid_game(monkeypatch, capsys):
     code, out, _ = run(["play", "--opponent", "random", "--seed", "0"], monkeypatch, capsys, "4\n")
     assert code == 0
-    assert "you (X) played 4" in out and "random (O) played" in out
+    assert "you (X) played 4." in out and "random (O) played" in out
     assert out.rstrip().endswith("No more input: game abandoned.")
 
 
@@ -119,6 +124,54 @@ def test_play_takes_any_opponent_spec(monkeypatch, capsys):
     spec = "epsilon:epsilon=0.5,inner=heuristic"
     code, out, _ = run(["play", "--opponent", spec, "--seed", "0"], monkeypatch, capsys, "q\n")
     assert code == 0 and f"You are X, playing {spec}." in out
+
+
+def test_play_on_a_big_board_defaults_to_the_search_player(monkeypatch, capsys):
+    # README: python -m gym_tictactoe play --board 15x15x5 (minimax needs a solved board).
+    stdin = "h8\nh8\n0 0\nq\n"
+    code, out, err = run(["play", "--board", "15x15x5", "--seed", "0"], monkeypatch, capsys, stdin)
+    assert code == 0 and err == ""
+    assert "You are X, playing alphabeta." in out
+    assert "    a b c d e f g h i j k l m n o\n15  . . . . . . . . . . . . . . .  15" in out
+    assert "you (X) played h8.\n\nalphabeta (O) played " in out
+    assert "h8 is taken by X: choose an empty cell (a dot)" in out
+    assert "you (X) played a15." in out  # row 0, col 0: the top left
+    boards = out.split("    a b c d e f g h i j k l m n o\n")
+    assert len(boards) == 1 + 2 * 3  # the empty board and one after each reply: a header, a foot
+    assert max(len(line) for line in out.splitlines() if line.startswith(" 8 ")) <= 40
+    rows = [line for line in out.splitlines() if line[:2].strip().isdigit()]
+    assert sum("(O)" in row for row in rows) == 2  # each reply marked as the last move
+    assert "Your move (X), a cell such as h8 or q to quit: " in out
+
+
+@pytest.mark.parametrize(("board", "name"), [("3x3x3", "minimax"), ("4x4x3", "minimax"),
+                                             ("5x5x4", "alphabeta"), ("15x15x5", "alphabeta")])
+def test_the_default_opponent_is_the_strongest_for_the_board(board, name):
+    args = cli.build_parser().parse_args(["play", "--board", board])
+    assert args.opponent is None and cli_play.default_opponent(args.board) == name
+
+
+def test_the_score_runs_across_games_and_seats(monkeypatch, capsys):
+    # X loses twice to minimax, then as O quits: the score counts the person, not the seat.
+    game_as_x = "\n".join(["0", "1", "3"])
+    code, out, _ = run(["play", "--seed", "0"], monkeypatch, capsys,
+                       "\n".join([game_as_x, "", game_as_x, "s", "q"]) + "\n")
+    assert code == 0
+    assert out.count("Score: you 0, minimax 1, draws 0.") == 1
+    assert out.count("Score: you 0, minimax 2, draws 0.") == 1
+
+
+def test_a_terminal_gets_line_editing_and_colour(monkeypatch):
+    monkeypatch.delitem(sys.modules, "readline", raising=False)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    cli_play._line_editing()
+    assert "readline" not in sys.modules  # piped input: plain input()
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    cli_play._line_editing()
+    assert "readline" in sys.modules or sys.platform == "win32"
+    code = game.encode([1, 1, 1, 2, 2, 0, 0, 0, 0])
+    text = cli.board_text(code, last=2, colour=True)
+    assert text.count("\x1b[7m") == 3  # the winning line in reverse video
 
 
 def test_ctrl_c_exits_130(monkeypatch, capsys):
@@ -133,9 +186,9 @@ def test_ctrl_c_exits_130(monkeypatch, capsys):
 @pytest.mark.parametrize(
     ("cells", "line"),
     [
-        ("XXXOO....", "Result: X wins (you)."),
-        ("XX.OOOX..", "Result: O wins (minimax)."),
-        ("XOXXOOOXX", "Result: draw."),
+        ("XXXOO....", "You win: 0 1 2 in a row."),
+        ("XX.OOOX..", "You lose: minimax (O) has 3 4 5 in a row."),
+        ("XOXXOOOXX", "Draw: the board is full."),
     ],
 )
 def test_result_line(cells, line):

@@ -56,9 +56,20 @@ def test_the_train_extra_brings_no_torch():
 
 def test_make_test_installs_everything_with_the_torch_pin():
     [install] = installs(planned("test"))
-    assert '-e ".[all,dev]"' in install and "-c constraints.txt" in install
+    assert '-e ".[all,dev,docs,examples]"' in install and "-c constraints.txt" in install
     assert "--extra-index-url" not in install  # the default: what works on the dev machine
     assert (ROOT / "constraints.txt").read_text().count("torch==2.13.0") == 1
+
+
+def test_make_test_runs_the_docs_code_blocks_and_builds_the_site_strictly():
+    import tomllib
+
+    commands = planned("test")
+    assert any("mkdocs build --strict" in line for line in commands)
+    with open(ROOT / "pyproject.toml", "rb") as file:
+        pytest_options = tomllib.load(file)["tool"]["pytest"]["ini_options"]
+    assert "--markdown-docs" in pytest_options["addopts"]
+    assert {"README.md", "docs"} <= set(pytest_options["testpaths"])
 
 
 def test_torch_index_adds_pytorchs_cpu_index():
@@ -69,3 +80,22 @@ def test_torch_index_adds_pytorchs_cpu_index():
 def test_make_play_needs_no_torch_either():
     [install] = installs(planned("play"))
     assert '-e ".[train]"' in install
+
+
+@pytest.mark.parametrize("target", ["train", "test", "play", "bench"])
+def test_every_install_is_quiet(target):
+    # Without -q a fresh `make train` printed about 150 lines of pip's progress.
+    commands = installs(planned(target))
+    assert commands and all(" -q " in command for command in commands)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib")
+def test_the_license_is_an_spdx_string_which_the_required_setuptools_reads():
+    import tomllib
+
+    with open(ROOT / "pyproject.toml", "rb") as file:
+        pyproject = tomllib.load(file)
+    # A TOML table here makes setuptools 77+ print a deprecation warning on every install;
+    # a plain SPDX string needs 77 or later (PEP 639).
+    assert pyproject["project"]["license"] == "MIT"
+    assert pyproject["build-system"]["requires"] == ["setuptools>=77"]

@@ -25,7 +25,7 @@ with warnings.catch_warnings():  # api_test imports connect_four_v3 by PettingZo
 from pettingzoo.utils.env_logger import EnvLogger  # noqa: E402
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper  # noqa: E402
 
-from gym_tictactoe import game  # noqa: E402
+from gym_tictactoe import game, picture  # noqa: E402
 from gym_tictactoe import pettingzoo as pz  # noqa: E402
 
 P1, P2 = "player_1", "player_2"
@@ -82,9 +82,10 @@ def test_pettingzoo_seed_test_and_render_test_pass(size, fast_window):
 
 
 def test_max_cycles_test_does_not_apply_games_end_by_themselves():
-    # max_cycles_test needs a parallel_env(max_cycles=...): a turn-based game has no parallel
-    # API, and needs no cap on its length, which is at most rows * cols moves.
-    assert not hasattr(pz, "parallel_env") and not pz.raw_env.metadata["is_parallelizable"]
+    # max_cycles_test needs a parallel_env(max_cycles=...): a game needs no cap on its length,
+    # which is at most rows * cols moves. Its parallel_env is turn-based (pettingzoo_parallel):
+    # the AEC env is not "parallelizable" in aec_to_parallel's sense, all agents at once.
+    assert not pz.raw_env.metadata["is_parallelizable"]
     rng = np.random.default_rng(0)
     for size in BOARDS:
         env = pz.env(**board_kwargs(size))
@@ -355,7 +356,8 @@ def test_render_modes(size, fast_window):
     image.step(1)
     frame = image.render()
     assert frame.dtype == np.uint8 and frame.shape[2] == 3 and not np.array_equal(frame, empty)
-    assert frame.shape[0] * cols == frame.shape[1] * rows
+    layout = picture.layout((rows, cols), picture.default_cell_size((rows, cols)))
+    assert frame.shape[:2] == (layout.height, layout.width)  # cells square, in a frame
     window = pz.env(render_mode="human", **board_kwargs(size))
     window.reset()
     assert window.render() is None and window.unwrapped._screen.window is not None

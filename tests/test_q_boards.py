@@ -239,8 +239,8 @@ def test_a_file_without_a_board_is_3x3_and_tables_must_fit_the_file_s_board(tmp_
     rewrite(path, config=np.array(json.dumps(old)))
     assert QLearningAgent.load(path, rows=3, cols=3, win_length=3).rules is game.TICTACTOE
     rewrite(path, config=np.array(json.dumps({**config, "cols": 4, "rows": 2})))
-    # A 2x4 board's table is (6561, 8): the file's (19683, 9) table is refused, by its size
-    # in the zip before its header is even read.
-    with pytest.raises(ValueError, match=r"entry 'q' holds 1,4\d\d,\d\d\d bytes, more than "
-                                         r"the 424,000 it can need"):
+    # A 2x4 board's table is (6561, 8): the file's (19683, 9) table is refused from its .npy
+    # header, checked against the config's board before any data is read.
+    with pytest.raises(ValueError, match=r"'q' must be float64 of shape \(6561, 8\), found "
+                                         r"float64 \(19683, 9\) \(its config's board has 8"):
         QLearningAgent.load(path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import io
+import json
 import os
 import zipfile
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+from zip_helpers import move_central_directory, set_version_needed
 
 import gym_tictactoe  # noqa: F401  (registers TicTacToe-v0)
 from agents.q_learning import (
@@ -271,7 +273,7 @@ def corrupt(saved: Path, case: str) -> Path:
 
 
 @pytest.mark.parametrize("case, message", [
-    ("truncated", "unreadable, perhaps truncated"),
+    ("truncated", "not a readable zip archive, perhaps truncated"),
     ("random bytes", "not a zip archive"),
     ("a single .npy", "not a zip archive"),
     ("no marker", r"missing entries \['format.npy'\]"),
@@ -371,6 +373,40 @@ def test_visit_counts_are_checked_before_any_cast(saved, tmp_path, visits, messa
 def test_a_truncated_entry_is_refused(saved, tmp_path):
     path = rewrite(saved, tmp_path / "short.npz", q=npy_header("<f8", TABLE_SHAPE, b"\0" * 80))
     with pytest.raises(ValueError, match="entry 'q' is truncated"):
+        QLearningAgent.load(path)
+
+
+@pytest.mark.parametrize("damage", ["version needed 8.0", "central directory moved"])
+def test_a_broken_zip_structure_is_one_clear_error(saved, damage):
+    """zipfile's NotImplementedError and OSError were tracebacks from model_kind."""
+    from agents.models import load_policy, model_kind
+
+    loads = [load_policy, QLearningAgent.load]
+    if damage == "version needed 8.0":
+        set_version_needed(saved, 80)
+        loads.insert(0, model_kind)
+    else:  # the names still read: only reading a member fails
+        move_central_directory(saved, 1000)
+    for load in loads:
+        with pytest.raises(ValueError, match="not a readable zip archive") as error:
+            load(saved)
+        assert "\n" not in str(error.value) and str(saved) in str(error.value)
+
+
+def test_the_tables_are_checked_against_the_config_board_before_its_index(saved, tmp_path,
+                                                                          monkeypatch):
+    """A 3x3 file whose config says 4x4x4 built the 4x4x4 index (6.7 s, 626 MB) first."""
+    from agents import q_tables
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the board's index was built")
+
+    config = json.loads(str(arrays_of(saved)["config"]))
+    config.update(rows=4, cols=4, win_length=4)
+    path = rewrite(saved, tmp_path / "4x4x4.npz", config=npy(np.array(json.dumps(config))))
+    monkeypatch.setattr(q_tables, "index", refuse)
+    with pytest.raises(ValueError, match=r"'q' must be float64 of shape \(rows, 16\) with rows "
+                                         r"<= 43046721, found float64 \(19683, 9\)"):
         QLearningAgent.load(path)
 
 

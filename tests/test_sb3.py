@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import pickle
+import tracemalloc
 import warnings
 import zipfile
 from pathlib import Path
@@ -21,6 +22,7 @@ import cloudpickle
 import torch
 from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
 from stable_baselines3.common.monitor import Monitor
+from zip_helpers import move_central_directory, set_version_needed
 
 from agents import sb3, sb3_files
 from gym_tictactoe import evaluation, game
@@ -419,12 +421,151 @@ def test_a_folder_or_a_device_is_named_for_what_it_is(tmp_path):
             sb3_files.load_model("/dev/null")
 
 
-def test_an_oversized_member_is_refused_before_it_is_read(trained, tmp_path):
+def test_an_oversized_member_is_refused_before_it_is_read(trained, tmp_path, monkeypatch):
     path = sb3_files.save_model(trained["ppo"], tmp_path / "model.zip")
-    with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("huge.bin", bytes(sb3_files.MAX_MEMBER_BYTES + 1))
-    with pytest.raises(ValueError, match=r"members \['huge.bin'\] are larger"):
+    _rewrite_member(path, "system_info.txt", bytes(sb3_files.MEMBER_BYTES["system_info.txt"] + 1))
+    monkeypatch.setattr(zipfile.ZipFile, "read", _refuse)
+    with pytest.raises(ValueError, match=r"members \['system_info.txt'\] are larger"):
         sb3_files.load_model(path)
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("a member was read")
+
+
+def _with_data(path: Path, **changes: object) -> Path:
+    """The model file at ``path`` with entries of SB3's data JSON changed."""
+    with zipfile.ZipFile(path) as archive:
+        data = json.loads(archive.read("data"))
+    _rewrite_member(path, "data", json.dumps({**data, **changes}).encode())
+    return path
+
+
+@pytest.fixture()
+def nothing_built(monkeypatch):
+    """Building a network layer, a buffer or an algorithm fails the test."""
+    from stable_baselines3.common.base_class import BaseAlgorithm
+    from stable_baselines3.common.buffers import BaseBuffer
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError(f"{type(self).__name__} built")
+
+    for cls in (torch.nn.Linear, BaseBuffer, BaseAlgorithm):
+        monkeypatch.setattr(cls, "__init__", refuse)
+
+
+@pytest.mark.parametrize(("algo", "changes", "message"), [
+    ("dqn", {"policy_kwargs": {"net_arch": [10**8, 10**8]}},
+     r"makes a network of 20,000,007,600,000,018 parameters, more than the 4,194,304"),
+    ("maskable-ppo", {"policy_kwargs": {"net_arch": [12000, 12000]}},
+     "makes a network of 288,816,010 parameters"),
+    ("dqn", {"buffer_size": 10**9}, "buffer_size 1,000,000,000 with 2 envs needs a buffer of"),
+    ("ppo", {"n_envs": 10**9}, "n_envs must be an integer from 1 to 65,536"),
+    ("dqn", {"n_envs": 0}, "n_envs must be an integer from 1 to 65,536"),
+    ("ppo", {"policy_kwargs": {"net_arch": [8]}}, r"members \['policy.optimizer.pth', "
+     r"'policy.pth'\] are larger than they can be in a file of its board and network"),
+    ("ppo", {"policy_kwargs": {"net_arch": [256, 256]}},
+     r"the weights' records \(18\) are not the 12 float32 tensors \(593,960 bytes\)"),
+    ("dqn", {"policy_kwargs": {"net_arch": [128], "activation_fn": "Tanh"}},
+     "policy_kwargs may hold net_arch and the booleans"),
+])
+def test_settings_are_checked_against_the_weights_before_anything_is_built(
+        trained, tmp_path, nothing_built, algo, changes, message):
+    """They reached 11 GB (DQN), over 180 s (MaskablePPO), a 101 GiB buffer or a
+    ZeroDivisionError before an error."""
+    from agents.models import load_policy
+
+    path = _with_data(sb3_files.save_model(trained[algo], tmp_path / "model.zip"), **changes)
+    tracemalloc.start()
+    try:
+        for load in (load_policy, sb3_files.load_model):
+            with pytest.raises(ValueError, match=message) as error:
+                load(path)
+            assert "\n" not in str(error.value)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20  # the file's own members, a few hundred KB
+
+
+def test_a_tensor_of_another_shape_is_refused_from_its_header(trained, tmp_path, nothing_built):
+    path = sb3_files.save_model(trained["dqn"], tmp_path / "model.zip")
+    weights = trained["dqn"].policy.state_dict()
+    weights["q_net.q_net.0.weight"] = weights["q_net.q_net.0.weight"].reshape(27, 128)
+    _rewrite_member(path, "policy.pth", _weights(weights))
+    with pytest.raises(ValueError, match=r"the weights' tensors \{'q_net.q_net.0.weight': "
+                                         r"\(27, 128\).* are not those of the network"):
+        sb3_files.load_model(path)
+
+
+@pytest.mark.parametrize("algo", sb3.ALGOS)
+def test_playing_builds_the_policy_alone_from_one_reading(trained, tmp_path, monkeypatch, algo):
+    """No algorithm, buffer or env: a legal DQN buffer_size of 2,000,000 is never allocated;
+    of the archive only the settings and the policy's weights are inflated, once each."""
+    from stable_baselines3.common.base_class import BaseAlgorithm
+    from stable_baselines3.common.buffers import BaseBuffer
+
+    from agents.models import load_policy
+
+    path = sb3_files.save_model(trained[algo], tmp_path / "model.zip")
+    if algo == "dqn":
+        _with_data(path, buffer_size=2_000_000)
+    opened, original = [], zipfile.ZipFile.open
+
+    def spy(self, name, *args, **kwargs):  # torch reads its own zip of the weights itself
+        opened.append(getattr(name, "filename", name))
+        return original(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(zipfile.ZipFile, "open", spy)
+    for cls in (BaseBuffer, BaseAlgorithm):
+        monkeypatch.setattr(cls, "__init__", _refuse)
+    policy, kind = load_policy(path)
+    assert kind == algo and sorted(opened) == sorted(["data", sb3_files.MARKER, "policy.pth"])
+    boards, masks = _positions()
+    np.testing.assert_array_equal(policy.preferences(boards),
+                                  sb3.ModelPolicy(trained[algo]).preferences(boards))
+    assert masks[np.arange(len(boards)), policy.act_batch(boards, masks)].all()
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (20, r"its zip directory lists 26 entries in [\d,]+ bytes; ours hold at most 16"),
+    (3, r"holds unknown members \['zeros0.bin', 'zeros1.bin', 'zeros2.bin'\]"),
+])
+def test_unknown_members_are_refused_before_any_is_read(trained, tmp_path, monkeypatch, extra,
+                                                        message):
+    """100 members of 64 MB of zeros were accepted after 76 s (each inflated by testzip): now
+    too many members are refused from the zip's end record, unknown ones by their names."""
+    from agents.models import load_policy
+
+    path = sb3_files.save_model(trained["ppo"], tmp_path / "model.zip")
+    with zipfile.ZipFile(path) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    del members["system_info.txt"]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, content in {**members, **{f"zeros{i}.bin": bytes(2**20)
+                                            for i in range(extra)}}.items():
+            archive.writestr(name, content)
+    monkeypatch.setattr(zipfile.ZipFile, "open", _refuse)
+    for load in (load_policy, sb3_files.load_model, sb3_files.model_board):
+        with pytest.raises(ValueError, match=message):
+            load(path)
+
+
+@pytest.mark.parametrize("damage", ["version needed 8.0", "central directory moved"])
+def test_a_broken_zip_structure_is_one_clear_error(trained, tmp_path, damage):
+    """zipfile's NotImplementedError (from model_kind) and OSError (from the member checks)
+    were tracebacks."""
+    from agents.models import load_policy
+
+    path = sb3_files.save_model(trained["dqn"], tmp_path / "model.zip")
+    if damage == "version needed 8.0":
+        set_version_needed(path, 80)
+    else:
+        move_central_directory(path, 1000)
+    for load in (load_policy, sb3_files.load_model, sb3_files.model_board):
+        with pytest.raises(ValueError, match="not a readable zip archive") as error:
+            load(path)
+        assert "\n" not in str(error.value) and str(path) in str(error.value)
 
 
 def test_a_repeated_member_name_is_refused(trained, tmp_path):

@@ -7,7 +7,7 @@ from functools import cache
 import numpy as np
 import pytest
 
-from gym_tictactoe import evaluation, game, solver
+from gym_tictactoe import answers, evaluation, game, solver
 from gym_tictactoe.env import TicTacToeEnv
 from gym_tictactoe.evaluation import UniformPolicy
 
@@ -107,7 +107,7 @@ class BestMoves:
     """The solver's best moves with equal probability: stochastic and perfect."""
 
     def action_probabilities_batch(self, observations, masks):
-        codes = evaluation._absolute_codes(game.TICTACTOE, observations)
+        codes = answers.absolute_codes(game.TICTACTOE, observations)
         best = solver.solve().best_of(codes).astype(float)
         return best / best.sum(axis=1, keepdims=True)
 
@@ -279,3 +279,30 @@ def test_the_uniform_policy_plays_legal_random_moves():
         if done:
             obs, info = env.reset()
     assert moves == set(range(9))
+
+
+@pytest.mark.parametrize("policy", [HashedPolicy(batch=False), Epsilon(), UniformPolicy()],
+                         ids=["hashed", "epsilon", "uniform"])
+def test_reached_only_gives_the_same_measures(policy):
+    full = evaluation.best_response(policy)
+    assert evaluation.best_response(policy, reached_only=True) == full
+    assert evaluation.exploitability(policy, reached_only=True) == evaluation.exploitability(
+        policy)
+
+
+def test_reached_only_asks_only_where_the_policy_can_be():
+    """A policy that never plays some legal cells is not asked about what follows them."""
+    asked = []
+    hashed = HashedPolicy(batch=False)
+
+    class Counting:
+        def action_probabilities(self, obs, mask):
+            asked.append(bytes(obs))
+            return hashed.action_probabilities(obs, mask)
+
+    evaluation.best_response(Counting(), reached_only=True)
+    every = len(asked)
+    assert every == len(set(asked)) < 4520  # each position once, fewer than all
+    asked.clear()
+    evaluation.best_response(Counting())
+    assert len(set(asked)) == 4520

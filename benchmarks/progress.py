@@ -1,0 +1,72 @@
+"""Progress lines with an estimate of the time left, for benchmarks whose work comes in runs.
+
+Each finished unit prints one line (``[3/10] dqn seed 2: perfect at 90,000; 2 min 10 s so far,
+about 4 min left``), to stderr so that a benchmark's table on stdout stays clean. The estimate
+assumes the units left cost what the finished ones did on average.
+Within one long unit (a 4x4 Q-learning run), ``line`` says how far it is with its own estimate.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+# Benchmarks write under runs/ unless --out says otherwise: the committed results in
+# benchmarks/results/ change only when someone means to re-measure them.
+RUNS = Path("runs/benchmarks")
+
+
+def duration(seconds: float) -> str:
+    """``seconds`` as a person reads it: 42 s, 3 min 5 s, 1 h 2 min."""
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds} s"
+    return f"{minutes // 60} h {minutes % 60} min"
+
+
+def line(done: float, total: float, elapsed: float) -> str:
+    """``elapsed`` so far and the time left, if ``done`` of ``total`` took ``elapsed``."""
+    if done <= 0 or done >= total:
+        return f"{duration(elapsed)} so far"
+    left = elapsed * (total - done) / done
+    return f"{duration(elapsed)} so far, about {duration(left)} left"
+
+
+def writable(path: Path, program: str) -> Path:
+    """``path`` once its folder exists and can be written, before any work is done; else one line
+    on stderr and exit 2 (a typo in --out must not cost an hour of measurements)."""
+    reason = None
+    if path.is_dir():
+        reason = "it is a folder"
+    else:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            reason = error.strerror or str(error)
+        else:
+            if not os.access(path.parent, os.W_OK):
+                reason = f"{path.parent} is not writable"
+    if reason:
+        print(f"{program}: cannot write {path}: {reason}", file=sys.stderr)
+        raise SystemExit(2)
+    return path
+
+
+class Progress:
+    """Counts finished units of ``total`` and prints a line with the time left after each (wall
+    time per finished unit so far, times the units left: parallel workers are already in it)."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done = total, 0
+        self.start = time.perf_counter()
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        elapsed = time.perf_counter() - self.start
+        print(f"[{self.done}/{self.total}] {label}; {line(self.done, self.total, elapsed)}",
+              file=sys.stderr, flush=True)

@@ -1,0 +1,86 @@
+"""How many episodes does the default run (``make train``) need on each seed? ``train.py --seed S``.
+
+    python benchmarks/q_seeds.py                          # seeds 0-4, into runs/benchmarks/
+    python benchmarks/q_seeds.py --out benchmarks/results/q_seeds.json   # the committed figures
+
+Each seed is one ``train.py --seed S`` run with every other default (tabular Q-learning on 3x3,
+exact evaluation every 1,000 episodes, stopped at the first perfect one), in a new process into a
+temporary folder that is removed afterwards; the JSON keeps each run's episodes to perfect play,
+its training time (evaluations included) and its learning curve. Episodes reproduce exactly on any
+machine (NumPy's generators only); seconds depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
+from progress import RUNS, Progress, writable
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
+    parser.add_argument("--out", type=Path, default=RUNS / "q_seeds.json",
+                        help="results JSON (default: %(default)s)")
+    return parser.parse_args(argv)
+
+
+def run_seed(seed: int, folder: Path) -> dict[str, Any]:
+    """One ``train.py --seed SEED`` into ``folder``; the figures of its results.json."""
+    command = ["train.py", "--seed", str(seed), "--no-progress", "--out", str(folder),
+               "--name", "q"]
+    done = subprocess.run([sys.executable, *command], cwd=ROOT, capture_output=True, text=True,
+                          check=False)
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise SystemExit(f"q_seeds.py: train.py --seed {seed} failed (exit "
+                         f"{done.returncode}): {last}")
+    results = json.loads(next(folder.glob("q_*/results.json")).read_text())
+    return {"seed": seed, "command": "python " + " ".join(command[:3]),
+            "perfect_at_episodes": results["perfect_at_episodes"],
+            "train_seconds": results["timings"]["train_seconds"],
+            "total_seconds": results["timings"]["total_seconds"],
+            "versions": results["versions"], "numerics": results["numerics"],
+            "learning_curve": results["learning_curve"]}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    writable(args.out, "q_seeds.py")
+    progress, runs, load = Progress(len(args.seeds)), [], os.getloadavg()[0]
+    for seed in args.seeds:
+        with tempfile.TemporaryDirectory(prefix="q_seeds_") as temp:
+            run = run_seed(seed, Path(temp))
+        runs.append(run)
+        reached = run["perfect_at_episodes"]
+        progress.step(f"seed {seed}: " + (f"perfect at {reached:,} episodes" if reached
+                                          else "not perfect") + f", {run['train_seconds']} s")
+    print("seed  perfect at  training s")
+    for run in runs:
+        reached = run["perfect_at_episodes"]
+        print(f"{run['seed']:<6}{f'{reached:,}' if reached else '-':>10}  "
+              f"{run['train_seconds']:>10.1f}")
+    from gym_tictactoe.files import atomic_path
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(args.out) as temp_path:
+        temp_path.write_text(json.dumps({"command": " ".join(["python", *sys.argv]),
+                                         "load_average_at_start": load, "runs": runs},
+                                        indent=2))
+    print(f"results written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

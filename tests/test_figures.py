@@ -1,0 +1,162 @@
+"""docs/figures.md's tables are what benchmarks/tables.py makes of the committed results, and the
+benchmarks write under runs/ unless told otherwise, with progress lines and the kernels used."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BENCHMARKS = REPO / "benchmarks"
+
+
+def _module(name: str):
+    """benchmarks/NAME.py as a module (its siblings importable, as when run as a script)."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        spec = importlib.util.spec_from_file_location(f"{name}_under_test",
+                                                      BENCHMARKS / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    return module
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return _module("tables")
+
+
+def test_every_table_in_the_docs_is_what_the_results_say(tables):
+    names = set()
+    for page in tables.PAGES:
+        text = page.read_text()
+        for match in tables.MARKER.finditer(text):
+            names.add(match["name"])
+            assert match["body"] == tables.TABLES[match["name"]](tables.RESULTS), match["name"]
+        assert tables.render(text, tables.RESULTS) == (text, [])
+    assert names <= set(tables.TABLES)  # each marker has a generator
+    assert set(tables.TABLES) - names <= {"headline"}  # each generator is used (the front
+    # page's summary once its table is between markers)
+
+
+def test_the_front_page_summary_is_generated_too(tables):
+    """docs/index.md and README.md show the same summary table: tables.py's headline."""
+    summary = tables.headline(tables.RESULTS)
+    assert "| perfect after 17,000\N{EN DASH}53,000 episodes |" in summary
+    for page in tables.PAGES[1:]:
+        assert summary.replace(" --- |", "---|").replace("| ---", "|---") in page.read_text()
+
+
+def test_every_measured_table_in_the_docs_is_inside_markers(tables):
+    """A table typed outside the markers would escape the check above."""
+    outside = tables.MARKER.sub("", tables.DOCS.read_text())
+    assert [line for line in outside.splitlines() if line.startswith("|")] == []
+
+
+def test_check_names_a_stale_table_and_rewriting_fixes_it(tables, tmp_path, capsys):
+    docs = tmp_path / "figures.md"
+    docs.write_text(tables.DOCS.read_text().replace("| DQN | ", "| DQN | 1 (1 s) | ", 1))
+    assert tables.main(["--check", "--docs", str(docs)]) == 1
+    assert "'sb3-timesteps'" in capsys.readouterr().err
+    assert tables.main(["--docs", str(docs)]) == 0
+    assert docs.read_text() == tables.DOCS.read_text()
+    assert tables.main(["--check", "--docs", str(docs)]) == 0
+
+
+def test_a_marker_without_a_generator_is_one_line(tables, tmp_path, capsys):
+    docs = tmp_path / "figures.md"
+    docs.write_text("<!-- table: typed-by-hand -->\n| a |\n<!-- end table -->\n")
+    assert tables.main(["--check", "--docs", str(docs)]) == 2
+    err = capsys.readouterr().err
+    assert "'typed-by-hand' has no generator" in err and len(err.splitlines()) == 1
+
+
+def test_the_tables_follow_the_results(tables, tmp_path):
+    """A re-measured figure changes the table: nothing in it is typed."""
+    results = tmp_path / "results"
+    results.mkdir()
+    data = json.loads((tables.RESULTS / "q_seeds.json").read_text())
+    data["runs"][0].update(perfect_at_episodes=None, train_seconds=12.34)
+    (results / "q_seeds.json").write_text(json.dumps(data))
+    table = tables.q_seeds(results)
+    assert "| episodes to perfect play | not perfect |" in table
+    assert "| training time | 12.3 s |" in table
+
+
+@pytest.mark.parametrize("name, option", [("training", "out"), ("q_boards", "out"),
+                                          ("q_seeds", "out"), ("self_play", "out"),
+                                          ("speed", "json")])
+def test_benchmarks_write_under_runs_unless_told(name, option):
+    default = getattr(_module(name).parse_args([]), option)
+    assert Path(default).parts[:2] == ("runs", "benchmarks")
+
+
+def test_progress_lines_estimate_the_time_left(capsys):
+    progress = _module("progress")
+    assert progress.line(1, 4, 10.0) == "10 s so far, about 30 s left"
+    assert progress.line(4, 4, 125.0) == "2 min 5 s so far"
+    assert progress.duration(3725) == "1 h 2 min"
+    steps = progress.Progress(3)
+    steps.step("seed 0: perfect")
+    assert capsys.readouterr().err.startswith("[1/3] seed 0: perfect; ")
+
+
+@pytest.mark.parametrize("name", ["training", "q_boards", "q_seeds", "speed"])
+def test_an_output_that_cannot_be_written_stops_before_any_work(name, tmp_path, capsys):
+    option = "--json" if name == "speed" else "--out"
+    with pytest.raises(SystemExit) as stop:
+        _module(name).main([option, str(tmp_path)])  # a folder, not a file
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == f"{name}.py: cannot write {tmp_path}: it is a folder\n"
+
+
+def test_speed_reports_each_group(monkeypatch, capsys):
+    speed = _module("speed")
+    monkeypatch.setattr(speed, "measure", lambda group, *args: {name: [1.0] for name in group})
+    monkeypatch.setattr(speed, "solver_seconds", lambda: 1.0)
+    monkeypatch.setattr(speed, "import_seconds", lambda: 1.0)
+    steps = speed.Progress(speed.steps())
+    results = speed.benchmark(True, [], steps)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == len(results) == speed.steps() - 2  # the solves and alpha-beta follow
+    assert lines[0].startswith(f"[1/{speed.steps()}] single env, moves/s; ")
+
+
+def test_numerics_say_which_kernels_and_threads_ran():
+    from agents import numerics
+
+    found = numerics.numerics()
+    assert found["cpu"] and found["cpus"] == os.cpu_count()
+    assert "torch" not in sys.modules or found["torch_cpu_capability"] in (
+        "DEFAULT", "AVX2", "AVX512", "NO AVX", "ZVECTOR", "VSX", "SVE256")
+    environment = numerics.reproducible_environment({"PATH": "/bin", "MKL_CBWR": "AUTO"})
+    assert environment == {"PATH": "/bin", **numerics.REPRODUCIBLE}
+
+
+def test_training_pins_the_kernels_only_for_its_workers(monkeypatch):
+    training = _module("training")
+    monkeypatch.delenv("ATEN_CPU_CAPABILITY", raising=False)
+    monkeypatch.setenv("MKL_CBWR", "AUTO")
+    with training._kernels(native=False):
+        assert os.environ["ATEN_CPU_CAPABILITY"] == "default"
+        assert os.environ["MKL_CBWR"] == "COMPATIBLE"
+    assert "ATEN_CPU_CAPABILITY" not in os.environ and os.environ["MKL_CBWR"] == "AUTO"
+    with training._kernels(native=True):
+        assert os.environ["MKL_CBWR"] == "AUTO"
+
+
+def test_the_default_q_run_reproduces_its_committed_figure(tmp_path):
+    """About 3 s (one default train.py run): the seed-0 figure of make train, and what train.py
+    records about the machine in every results.json."""
+    q_seeds = _module("q_seeds")
+    run = q_seeds.run_seed(0, tmp_path)
+    committed = json.loads((BENCHMARKS / "results" / "q_seeds.json").read_text())["runs"][0]
+    assert run["perfect_at_episodes"] == committed["perfect_at_episodes"] == 26_000
+    assert run["numerics"]["cpu"] and "torch_cpu_capability" not in run["numerics"]  # no torch
