@@ -48,6 +48,14 @@ DEFAULT_EXPLORATION = 2.0  # OpenSpiel's MCTSBot examples use uct_c = 2 with res
 MAX_EXPLORATION = 1000.0
 
 
+_INVERSE_ROOTS = [math.inf]  # 1 / sqrt(n) by n, for the UCT bonus; grown to the largest budget
+
+
+def _grow_inverse_roots(most: int) -> None:
+    for n in range(len(_INVERSE_ROOTS), most + 2):
+        _INVERSE_ROOTS.append(1 / math.sqrt(n))
+
+
 class Node:
     """A position in the tree. Its moves' statistics sit in lists on the node (the selection
     loop reads them without touching the children); ``totals`` are for the side to move here.
@@ -123,6 +131,7 @@ class Tree:
     def search(self, max_simulations: int) -> SearchResult:
         """Simulate until ``max_simulations`` or until the root is proven; the move to play."""
         root = self.root
+        _grow_inverse_roots(max_simulations)
         if root.proven is None and root.moves is None:
             self._expand(root)
         if root.proven is None and len(root.moves) == 1 and not root.lost:
@@ -197,12 +206,11 @@ class Tree:
         if node.tried < len(node.moves):
             node.tried += 1
             return node.tried - 1
-        scale, best, choice = self.exploration * math.sqrt(math.log(node.n)), -math.inf, 0
-        for i, (total, visits) in enumerate(zip(node.totals, node.visits, strict=True)):
-            value = total / visits + scale / math.sqrt(visits)
-            if value > best:
-                best, choice = value, i
-        return choice
+        scale, root = self.exploration * math.sqrt(math.log(node.n)), _INVERSE_ROOTS
+        # One comprehension and one max: the loop every simulation runs at every level.
+        values = [total / visits + scale * root[visits]
+                  for total, visits in zip(node.totals, node.visits, strict=True)]
+        return values.index(max(values))  # the first best: the shuffled order breaks ties
 
     def _select_puct(self, node: Node) -> int:
         scale, best, choice = self.exploration * math.sqrt(node.n), -math.inf, 0
