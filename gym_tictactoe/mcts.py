@@ -141,7 +141,18 @@ class Tree:
         return SearchResult(self.best_move(), self.simulations, root.proven)
 
     def simulate(self) -> None:
-        """Descend to a leaf, evaluate it (or take its proven result), back the result up."""
+        """One simulation: :meth:`descend`, evaluate the leaf unless it is proven, :meth:`backup`.
+        A batched player (a network evaluating the leaves of many trees at once) calls those two
+        itself, one pending leaf per tree."""
+        path, leaf = self.descend()
+        value = None
+        if leaf.proven is None:
+            value = self.evaluator.evaluate(self.board, leaf.state, self.stream)
+        self.backup(path, leaf, value)
+
+    def descend(self) -> tuple[list[tuple[Node, int]], Node]:
+        """Follow the selection rule from the root to a leaf: a node visited for the first time
+        (created here), or a proven one. The path is (node, index of the move taken) pairs."""
         node, path, board = self.root, [], self.board
         while node.proven is None and (node.n or node is self.root):
             if node.moves is None:
@@ -151,16 +162,26 @@ class Tree:
             child = node.children[i]
             if child is None:
                 node.children[i] = self._node(board.child(node.state, node.moves[i]))
-                node = node.children[i]
-                break
+                return path, node.children[i]
             node = child
+        return path, node
+
+    def backup(self, path: list[tuple[Node, int]], leaf: Node, value: float | None) -> None:
+        """Add the leaf's result, ``value`` for its side to move (None: its proven result) to
+        every node of the path, each from its own side; a result proven at the leaf's first
+        visit proves what it decides above it (MCTS-Solver)."""
         self.simulations += 1
-        fresh = node.n == 0  # a result proven at its first visit propagates
-        if node.proven is not None:
-            self._backup(path, node, (node.proven > 0) - (node.proven < 0), fresh and self.solve)
-        else:
-            self._backup(path, node, self.evaluator.evaluate(board, node.state, self.stream),
-                         False)
+        proven = leaf.proven is not None and leaf.n == 0 and self.solve
+        if value is None:
+            value = (leaf.proven > 0) - (leaf.proven < 0)
+        leaf.n += 1
+        for node, i in reversed(path):
+            value = -value
+            node.n += 1
+            node.visits[i] += 1
+            node.totals[i] += value
+            if proven:
+                proven = self._prove(node, i)
 
     def best_move(self) -> int:
         """The move to play from the root (see the module's docstring)."""
@@ -220,18 +241,6 @@ class Tree:
             if value > best:
                 best, choice = value, i
         return choice
-
-    def _backup(self, path: list, leaf: Node, result: float, proven: bool) -> None:
-        """Add ``result`` (for the side to move at ``leaf``) along the path, each node from its
-        own side; while ``proven``, a newly proven child may prove its parent."""
-        leaf.n += 1
-        for node, i in reversed(path):
-            result = -result
-            node.n += 1
-            node.visits[i] += 1
-            node.totals[i] += result
-            if proven:
-                proven = self._prove(node, i)
 
     def _prove(self, node: Node, i: int) -> bool:
         """The move ``i`` of ``node`` was just proven: whether ``node`` is proven now."""
