@@ -34,7 +34,7 @@ from gym_tictactoe.mcts import MCTSPlayer
 
 UCT_C = 2.0
 # (rows, cols, k, simulations a move, games): a few games a board keep the run to minutes.
-BOARDS = ((3, 3, 3, 1000, 20), (4, 4, 4, 1000, 6), (6, 6, 4, 1000, 10), (15, 15, 5, 300, 4))
+BOARDS = ((3, 3, 3, 1000, 20), (4, 4, 4, 1000, 10), (6, 6, 4, 1000, 40), (15, 15, 5, 1000, 4))
 QUICK = ((3, 3, 3, 1000, 4), (4, 4, 4, 300, 2), (6, 6, 4, 300, 2), (15, 15, 5, 100, 2))
 MAX_PLIES = 120
 

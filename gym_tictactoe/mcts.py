@@ -14,8 +14,11 @@ two such cells is a proven loss; a move into a proven loss is never selected aga
 a proven-winning move, or whose moves are all proven, is proven in turn, and a proven node is
 never evaluated again. When the opponent threatens to complete a line, blocking it is the only
 move searched. Proven results keep their distance (the solver's scale: ``+(cells + 1 - d)`` for
-a win ``d`` plies away), so the player takes the fastest proven win and, when every move loses,
-the slowest loss. The search stops early once the root is proven.
+a win ``d`` plies away), so the player takes the fastest of the wins it proved and, when every
+move is proven lost, the slowest of those losses (a distance is that of the line proven, not
+always the shortest there is). The search stops early once the root is proven. On boards of
+more than 64 cells the tree holds only moves within ``radius`` of a stone (the alpha-beta
+player's rule); playouts use every empty cell.
 
 The move: a proven win first, then the most visited move not proven to lose (ties: the better
 mean result, then a seeded random order), then the slowest proven loss. Moves are shuffled (from
