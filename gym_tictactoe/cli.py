@@ -130,7 +130,9 @@ def _add_arena(subparsers: argparse._SubParsersAction) -> None:
         "arena", help="players against each other, every pairing and seat",
         description="Every player meets every player (itself included) as X and as O. A player "
         "is any opponent spec train.py --opponent takes, e.g. 'epsilon:epsilon=0.3,inner="
-        "heuristic' or 'random+minimax*2'.",
+        "heuristic' or 'random+minimax*2'. After the table: Elo ratings from a Bradley-Terry "
+        "fit of the results (a draw half a win; the first player rated 0; needs the 'ratings' "
+        "extra, choix).",
     )
     arena.add_argument("--players", type=player_list, default=list(ARENA_PLAYERS),
                        help="comma-separated specs; a key=value after a comma belongs to the "

@@ -7,7 +7,9 @@ wide Gaussian prior) keeps them finite when a player won or lost every game, whe
 maximum-likelihood rating exists: such a rating says only "at least" (or "at most") this, and
 its interval, from the prior, is wide. The interval is the normal approximation at the fit
 (the inverse of the penalized negative log-likelihood's Hessian, also ``choix``'s). Ratings are
-relative to one player, rated 0 (the first listed); an interval is that of the difference to it.
+relative to one player, rated 0 (the first listed); an interval is that of the player's
+strength against the mean of all the players, so one player's one-sided record (random never
+winning) widens its own interval, not everyone's.
 
 ``choix`` is in the ``ratings`` extra: ``pip install "gymnasium-tictactoe[ratings]"``.
 """
@@ -77,10 +79,11 @@ def elo_ratings(names: Sequence[str], results: Sequence[tuple[str, str, dict]],
 
 
 def _rating(names, points, strengths, covariance, i: int, anchor: int) -> Rating:
-    step = np.zeros(len(names))
+    # Against the field's mean, not the anchor: an anchor with a one-sided record (random
+    # never won) would otherwise widen every other player's interval.
+    step = np.full(len(names), -1 / len(names))
     step[i] += 1
-    step[anchor] -= 1
-    spread = float(step @ covariance @ step) if i != anchor else 0.0
+    spread = float(step @ covariance @ step)
     games = points[i] + points[:, i]
     bound = ""
     if games.sum() and points[:, i].sum() == 0:
@@ -97,8 +100,7 @@ def ratings_table(ratings: Sequence[Rating]) -> list[str]:
     width = max(12, *(len(r.name) for r in ratings))
     lines = [f"{'player':<{width}} {'Elo':>7} {'95% interval':>14} {'games':>7} {'score':>7}"]
     for r in sorted(ratings, key=lambda r: -r.elo):
-        interval = "anchor" if r.interval == 0 else (
-            "n/a" if math.isnan(r.interval) else f"+/- {r.interval:.0f}")
+        interval = "n/a" if math.isnan(r.interval) else f"+/- {r.interval:.0f}"
         score = f"{100 * r.points / r.games:.1f}%" if r.games else "-"
         mark = {"lower": " (never lost: at least)", "upper": " (never won: at most)"}[r.bound] \
             if r.bound else ""
