@@ -42,9 +42,10 @@ from gym_tictactoe.positions import Position
 from gym_tictactoe.seeding import check_seed
 
 MAX_SIMULATIONS = 1_000_000
-# A tree keeps up to a few lists of the moves of every node it expands (one node a simulation):
-# simulations x cells stays within this, about 1 GB at worst (37,282 simulations on 15 x 15,
-# 932,067 on 3 x 3; the tree is narrower than the board below the root, so usually far less).
+# A tree keeps four lists over the moves of every node it expands (at most one a simulation),
+# some 100 bytes a move: simulations x cells stays within this bound, under 1 GB even if every
+# node had every cell as a move. Measured far below it: 24 MB for 37,282 simulations on 15 x 15
+# (candidates near the stones only), 43 MB for 932,067 on 3 x 3 (proven nodes grow no further).
 MAX_TREE_SLOTS = 2**23
 DEFAULT_SIMULATIONS = 1000
 DEFAULT_EXPLORATION = 2.0  # OpenSpiel's MCTSBot examples use uct_c = 2 with results in [-1, 1]
