@@ -134,10 +134,11 @@ def _add_arena(subparsers: argparse._SubParsersAction) -> None:
         "fit of the results (a draw half a win; the first player rated 0; needs the 'ratings' "
         "extra, choix).",
     )
-    arena.add_argument("--players", type=player_list, default=list(ARENA_PLAYERS),
+    arena.add_argument("--players", type=player_list, default=None,
                        help="comma-separated specs; a key=value after a comma belongs to the "
                        f"player before it (names: {', '.join(player_names())}; default: "
-                       f"{','.join(ARENA_PLAYERS)})")
+                       f"{','.join(ARENA_PLAYERS)}, with alphabeta for minimax on boards over "
+                       "16 cells)")
     arena.add_argument("--games", type=positive_int, default=100,
                        help="games per ordered pairing (default: 100, a few seconds)")
     arena.add_argument("--seed", type=seed_arg, default=0,
@@ -148,6 +149,9 @@ def _add_arena(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _arena_command(args: argparse.Namespace) -> int:
+    if args.players is None:  # minimax needs a solved board: search stands in beyond
+        args.players = [name if args.board.solvable or name != "minimax" else "alphabeta"
+                        for name in ARENA_PLAYERS]
     players = players_for(args.players, args.board, "arena")
     if players is None:
         return 2

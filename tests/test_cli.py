@@ -231,6 +231,14 @@ def test_arena_default_players_and_minimax_never_loses(monkeypatch, capsys):
         assert o_name != "minimax" or x_wins == 0
 
 
+def test_arena_default_players_on_a_big_board_put_search_in_minimax_s_place(monkeypatch,
+                                                                            capsys):
+    code, out, _ = run(["arena", "--board", "6x6x4", "--games", "1"], monkeypatch, capsys)
+    assert code == 0
+    names = {name for pair in arena_rows(out) for name in pair}
+    assert names == {"random", "heuristic", "montecarlo", "alphabeta"}
+
+
 @pytest.mark.parametrize(("players", "message"), [
     ("random,foo", "unknown opponent 'foo'; choose one of"),
     ("heuristic,,bar", "unknown opponent 'bar'; choose one of"),
