@@ -31,9 +31,15 @@ from agents.run_config import (
 )
 from agents.run_folder import OutputError, RunFolder, check_stem
 from gym_tictactoe import game
-from gym_tictactoe.arguments import board_arg, opponent_spec, positive_int, probability, seed_arg
+from gym_tictactoe.cli.arguments import (
+    board_arg,
+    opponent_spec,
+    positive_int,
+    probability,
+    seed_arg,
+)
 from gym_tictactoe.extras import MissingExtra, require
-from gym_tictactoe.opponents import parse_opponent
+from gym_tictactoe.players.opponents import parse_opponent
 
 # Exit codes: 0 done, 1 an optional dependency missing, 2 a usage error (or a --snapshot that is
 # no model of ours), 3 the run's files could not be written (a full disk...): nothing was kept.

@@ -24,9 +24,14 @@ import numpy.typing as npt
 from agents import EXPLORING_STARTS
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, check_number
-from gym_tictactoe.opponents import MixtureOpponent, Opponent, PolicyOpponent, parse_opponent
+from gym_tictactoe.players.opponents import (
+    MixtureOpponent,
+    Opponent,
+    PolicyOpponent,
+    parse_opponent,
+)
+from gym_tictactoe.players.stochastic import UniformPolicy
 from gym_tictactoe.seeding import check_seed
-from gym_tictactoe.stochastic import UniformPolicy
 
 EvalHook = Callable[[Any, int], bool]
 

@@ -8,8 +8,10 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from gym_tictactoe import game, heuristic, opponents, starts
-from gym_tictactoe.opponents import MonteCarloOpponent, playout_chunk, random_playouts_cells
+from gym_tictactoe import game
+from gym_tictactoe.game import starts
+from gym_tictactoe.players import heuristic, opponents
+from gym_tictactoe.players.opponents import MonteCarloOpponent, playout_chunk, random_playouts_cells
 
 
 def peak_bytes(run) -> tuple[object, int]:

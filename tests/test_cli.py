@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 from missing_packages import run_without
 
-from gym_tictactoe import cli, cli_play, game, rendering
+from gym_tictactoe import cli, game
+from gym_tictactoe.cli import play as cli_play
+from gym_tictactoe.envs import rendering
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -395,7 +397,7 @@ def _read_until(fd: int, marker: bytes | None, wait: float = 60,
 
 def _q_model(path: Path, episodes: int, **board) -> Path:
     from agents.q_learning import QLearningAgent
-    from gym_tictactoe.env import TicTacToeEnv
+    from gym_tictactoe.envs.env import TicTacToeEnv
 
     agent = QLearningAgent(seed=0, **board)
     agent.train(TicTacToeEnv("random", "random", **board), episodes)

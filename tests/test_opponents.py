@@ -3,8 +3,10 @@
 import numpy as np
 import pytest
 
-from gym_tictactoe import game, heuristic, solver
-from gym_tictactoe.opponents import (
+from gym_tictactoe import game
+from gym_tictactoe.game import solver
+from gym_tictactoe.players import heuristic
+from gym_tictactoe.players.opponents import (
     OPPONENTS,
     EpsilonOpponent,
     MinimaxOpponent,
@@ -41,8 +43,8 @@ def test_there_are_eight_named_opponents():
 
 
 def test_alphabeta_is_built_for_the_env_board_and_refused_on_another():
-    from gym_tictactoe.env import TicTacToeEnv
-    from gym_tictactoe.search import AlphaBetaPlayer
+    from gym_tictactoe.envs.env import TicTacToeEnv
+    from gym_tictactoe.players.search import AlphaBetaPlayer
 
     env = TicTacToeEnv("alphabeta", rows=6, cols=6, win_length=4)
     assert isinstance(env.opponent, AlphaBetaPlayer) and env.opponent.rules is env.rules
@@ -198,7 +200,7 @@ def test_same_rng_seed_same_moves_whatever_the_global_state(name):
 
 
 def test_parse_opponent_specs():
-    from gym_tictactoe.opponents import parse_opponent
+    from gym_tictactoe.players.opponents import parse_opponent
 
     assert isinstance(parse_opponent("minimax"), MinimaxOpponent)
     player = parse_opponent("epsilon:epsilon=0.25,inner=heuristic")
@@ -228,7 +230,7 @@ def test_heuristic_throws_the_value_away_in_82_positions():
         (lambda: make_opponent("epsilon", epsilon="a"), "epsilon must be a number"),
         (lambda: make_opponent("montecarlo", playouts="a"), "playouts must be an integer from 1"),
         (lambda: make_opponent("minimax", deterministic="false"), "deterministic must be True"),
-        (lambda: __import__("gym_tictactoe.opponents").opponents.parse_opponent(
+        (lambda: __import__("gym_tictactoe.players.opponents").players.opponents.parse_opponent(
             "random*inf+minimax"), "bad weight 'inf'"),
     ],
 )
@@ -238,7 +240,7 @@ def test_badly_typed_or_non_finite_arguments_are_named(make, message):
 
 
 def test_a_policy_opponents_bad_answer_reaches_the_env_check():
-    from gym_tictactoe.env import TicTacToeEnv
+    from gym_tictactoe.envs.env import TicTacToeEnv
 
     env = TicTacToeEnv(opponent=PolicyOpponent(lambda obs, mask: 4.9))
     env.reset(seed=0)
@@ -250,7 +252,7 @@ def test_a_policy_opponents_bad_answer_reaches_the_env_check():
 
 
 def test_huge_weights_are_relative_not_an_overflow():
-    from gym_tictactoe.opponents import parse_opponent
+    from gym_tictactoe.players.opponents import parse_opponent
 
     mixture = parse_opponent("random*1e308+minimax*1e308")
     assert mixture.weights.tolist() == [0.5, 0.5]
@@ -266,7 +268,7 @@ def test_a_name_that_is_no_string_is_an_unknown_opponent(name):
 
 
 def test_montecarlo_playouts_have_a_limit():
-    from gym_tictactoe.opponents import MAX_PLAYOUTS, parse_opponent
+    from gym_tictactoe.players.opponents import MAX_PLAYOUTS, parse_opponent
 
     assert MonteCarloOpponent(playouts=MAX_PLAYOUTS).playouts == MAX_PLAYOUTS
     with pytest.raises(ValueError, match="playouts must be an integer from 1 to 10,000"):

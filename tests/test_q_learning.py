@@ -23,8 +23,8 @@ from agents.q_learning import (
     symmetry_tables,
 )
 from gym_tictactoe import evaluation, game
-from gym_tictactoe.env import VIEWS, TicTacToeEnv
-from gym_tictactoe.opponents import parse_opponent
+from gym_tictactoe.envs.env import VIEWS, TicTacToeEnv
+from gym_tictactoe.players.opponents import parse_opponent
 
 PLAYING = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
 # Every position with a move to make, as its side to move sees it, and its legal cells.

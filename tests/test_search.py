@@ -13,10 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gym_tictactoe import game, negamax, search, solver
-from gym_tictactoe.opponents import make_opponent, parse_opponent
-from gym_tictactoe.search import MAX_NODES, AlphaBetaPlayer
-from gym_tictactoe.threats import FOUR_BONUS, GAIN_SHIFT, LOW, LinePosition, geometry
+from gym_tictactoe import game
+from gym_tictactoe.game import solver
+from gym_tictactoe.players import negamax, search
+from gym_tictactoe.players.opponents import make_opponent, parse_opponent
+from gym_tictactoe.players.search import MAX_NODES, AlphaBetaPlayer
+from gym_tictactoe.players.threats import FOUR_BONUS, GAIN_SHIFT, LOW, LinePosition, geometry
 
 PLAYING = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
 

@@ -12,9 +12,9 @@ import pytest
 from agents.q_learning import QLearningAgent
 from agents.self_play import SnapshotPool, train_q
 from gym_tictactoe import evaluation, game
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.opponents import MixtureOpponent
-from gym_tictactoe.stochastic import UniformPolicy
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.players.opponents import MixtureOpponent
+from gym_tictactoe.players.stochastic import UniformPolicy
 
 
 def _positions() -> tuple[np.ndarray, np.ndarray]:
@@ -145,7 +145,7 @@ class _Lowest:
 
 
 def test_envs_holding_the_pool_opponent_see_each_refresh_at_once():
-    from gym_tictactoe.vector import TicTacToeVectorEnv
+    from gym_tictactoe.envs.vector import TicTacToeVectorEnv
 
     pool = SnapshotPool(size=1)
     vec = TicTacToeVectorEnv(32, opponent=pool.opponent(), agent_mark="O")

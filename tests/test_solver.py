@@ -4,7 +4,8 @@ from functools import cache
 
 import numpy as np
 
-from gym_tictactoe import game, solver
+from gym_tictactoe import game
+from gym_tictactoe.game import solver
 
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 

@@ -7,9 +7,10 @@ from functools import cache
 import numpy as np
 import pytest
 
-from gym_tictactoe import answers, evaluation, game, solver
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.evaluation import UniformPolicy
+from gym_tictactoe import evaluation, game
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.evaluation import UniformPolicy, answers
+from gym_tictactoe.game import solver
 
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 

@@ -27,9 +27,11 @@ from typing import Any
 import numpy as np
 
 import gym_tictactoe
-from gym_tictactoe import game, heuristic, solver
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.vector import TicTacToeVectorEnv
+from gym_tictactoe import game
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.envs.vector import TicTacToeVectorEnv
+from gym_tictactoe.game import solver
+from gym_tictactoe.players import heuristic
 
 OPPONENTS = ["random", "minimax", "heuristic", "montecarlo", "epsilon:epsilon=0.3",
              "random+minimax*2"]

@@ -6,7 +6,7 @@ shape) are checked against what the caller expects first; object arrays (which w
 unpickling), headers longer than ours and compression that ``zipfile`` inflates without bound
 (bzip2, lzma) are refused, each with one line; :func:`check_directory` bounds the zip's
 directory before ``zipfile`` reads it. Used by the Q-table files (``agents.q_files``) and the
-solution cache (``gym_tictactoe.cache``); ``bad(problem)`` builds the caller's own error.
+solution cache (``gym_tictactoe.game.cache``); ``bad(problem)`` builds the caller's own error.
 """
 
 from __future__ import annotations

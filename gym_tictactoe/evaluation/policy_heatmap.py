@@ -5,7 +5,7 @@ probabilities (a stochastic policy's ``action_probabilities(_batch)``, or an SB3
 model's ``probabilities``), Q-values (a Q-table agent's ``q_values``, a DQN model's
 ``preferences``), and else only the move it plays. ``solver_values`` gives each legal move's
 exact value for the side to move (win or loss in so many plies, or a draw). ``policy_heatmap``
-draws both over the board picture of ``gym_tictactoe.rendering`` as a matplotlib figure (the
+draws both over the board picture of ``gym_tictactoe.envs.rendering`` as a matplotlib figure (the
 ``plot`` extra), the policy's move outlined.
 """
 
@@ -17,9 +17,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe import answers, game, picture, rendering, solver, stochastic, symmetry
+from gym_tictactoe import game
+from gym_tictactoe.envs import picture, rendering
+from gym_tictactoe.evaluation import answers
 from gym_tictactoe.extras import require
-from gym_tictactoe.game import Rules
+from gym_tictactoe.game import Rules, solver, symmetry
+from gym_tictactoe.players import stochastic
 
 _NO_MOVE = -128  # solver.Solution.child_scores' entry for a cell that is no legal move
 SOLVER_COLOURS = {1: "#3a9d5d", 0: "#b8b8b8", -1: "#d0533f"}  # win, draw, loss

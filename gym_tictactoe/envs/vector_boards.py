@@ -8,7 +8,7 @@
   lines through it.
 
 Both offer the same methods to the vector env and its opponents, named as a single position's
-(:mod:`gym_tictactoe.positions`) with the boards as the first argument: ``clear``, ``place``,
+(:mod:`gym_tictactoe.game.positions`) with the boards as the first argument: ``clear``, ``place``,
 ``legal``, ``play``, ``terminal``, ``winner``, ``mask`` (and ``mask_bool``), ``view``, ``cells``,
 ``moves``; ``codes`` where the board has codes.
 """
@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
-from gym_tictactoe.positions import views
+from gym_tictactoe.game.positions import views
 
 Boards = npt.NDArray[np.intp]  # indices of boards in the batch
 

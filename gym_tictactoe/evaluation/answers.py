@@ -1,10 +1,11 @@
 """How the exact evaluator asks a policy: positions as the policy sees them and back, and its
-answers, moves or probabilities, as ``(cells, weights)`` (see ``gym_tictactoe.exact``).
+answers, moves or probabilities, as ``(cells, weights)`` (see ``gym_tictactoe.evaluation.exact``).
 
 A policy sees a relative board (1 the side to move, 2 the other): ``views`` gives them for
 position codes, ``absolute_codes`` the codes back. ``table_ask`` answers from a moves table
 (``evaluation.policy_moves``), ``move_ask`` asks a deterministic policy a batch at a time,
-``probability_ask`` a stochastic one (``gym_tictactoe.stochastic`` checks its probabilities).
+``probability_ask`` a stochastic one
+(``gym_tictactoe.players.stochastic`` checks its probabilities).
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe import game, stochastic
-from gym_tictactoe.env import as_cell
+from gym_tictactoe import game
+from gym_tictactoe.envs.env import as_cell
 from gym_tictactoe.game import Rules
+from gym_tictactoe.players import stochastic
 
 NOT_A_CELL = -2  # moves table entry for an output naming no cell: no cell on any board
 

@@ -1,7 +1,7 @@
 """One protocol for every player, for one board and for a batch of boards.
 
 A :class:`Player` answers ``move(position, rng) -> cell`` for one position
-(:mod:`gym_tictactoe.positions`; the caller's own: read it, never change it) and
+(:mod:`gym_tictactoe.game.positions`; the caller's own: read it, never change it) and
 ``batch(num_envs, rules, agents)`` for the vector env: an object whose ``act(positions, boards,
 rng)`` replies on many boards at once (``vector_opponents``). A player that has no faster way
 inherits a batch that asks ``move`` board by board. ``reset(rng)`` starts an episode.
@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
-from gym_tictactoe.positions import Position, as_cell, from_board
+from gym_tictactoe.game.positions import Position, as_cell, from_board
 
 Boards = npt.NDArray[np.intp]  # indices of boards in the batch
 Cells = npt.NDArray[np.int16]

@@ -1,11 +1,12 @@
 """# Tic-tac-toe and every m,n,k-game, two agents (PettingZoo Parallel API)
 
-The two-agent game of ``gym_tictactoe.pettingzoo`` for libraries that take PettingZoo's Parallel
+The two-agent game of ``gym_tictactoe.envs.pettingzoo`` for
+libraries that take PettingZoo's Parallel
 API (Sample Factory, AgileRL's multi-agent algorithms, TorchRL's ``PettingZooWrapper`` with
 ``parallel=True``): every ``step`` takes a dict of actions, one per live agent, and returns dicts
 of observations, rewards, terminations, truncations and infos. It needs the ``multiagent`` extra.
 
-| Import             | `from gym_tictactoe.pettingzoo import parallel_env`      |
+| Import             | `from gym_tictactoe.envs.pettingzoo import parallel_env`      |
 |--------------------|----------------------------------------------------------|
 | Creation           | `make("parallel", "gym_tictactoe/TicTacToe-v0")`         |
 | Actions            | Discrete                                                 |
@@ -30,7 +31,7 @@ empty, and the next ``step`` is a ``RuntimeError`` saying to call ``reset()``. N
 ### Arguments
 
 ``parallel_env(rows=3, cols=3, win_length=3, illegal_action="lose", render_mode=None)``: those of
-``gym_tictactoe.pettingzoo.env``.
+``gym_tictactoe.envs.pettingzoo.env``.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ except ModuleNotFoundError as error:
     if (error.name or "").partition(".")[0] != "pettingzoo":
         raise
     from gym_tictactoe.extras import MissingExtra
-    raise MissingExtra('gym_tictactoe.pettingzoo_parallel needs pettingzoo, which is not '
+    raise MissingExtra('gym_tictactoe.envs.pettingzoo_parallel needs pettingzoo, which is not '
                        'installed: pip install ".[multiagent]" in a clone of gym-tictactoe',
                        name="pettingzoo") from None
 
@@ -57,9 +58,9 @@ ENV_ID = "gym_tictactoe/TicTacToe-v0"  # the AEC env's id too, in the other regi
 
 def parallel_env(**kwargs: Any) -> ParallelEnv:
     """The two-agent game (see the module docstring) under PettingZoo's Parallel API; the
-    keyword arguments are those of ``gym_tictactoe.pettingzoo.env``."""
-    # Imported here: gym_tictactoe.pettingzoo imports this module to re-export parallel_env.
-    from gym_tictactoe.pettingzoo import env
+    keyword arguments are those of ``gym_tictactoe.envs.pettingzoo.env``."""
+    # Imported here: gym_tictactoe.envs.pettingzoo imports this module to re-export parallel_env.
+    from gym_tictactoe.envs.pettingzoo import env
 
     return TurnBasedParallelEnv(env(**kwargs))
 
@@ -101,4 +102,5 @@ class TurnBasedParallelEnv(turn_based_aec_to_parallel_wrapper):
 
 
 if hasattr(pettingzoo, "register") and ENV_ID not in pettingzoo.parallel_registry:
-    pettingzoo.register("parallel", ENV_ID, entry_point="gym_tictactoe.pettingzoo:parallel_env")
+    pettingzoo.register("parallel", ENV_ID,
+                        entry_point="gym_tictactoe.envs.pettingzoo:parallel_env")

@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe import game, notation
+from gym_tictactoe import game
+from gym_tictactoe.game import notation
 
 BOLD, REVERSE, RESET = "\x1b[1m", "\x1b[7m", "\x1b[0m"
 

@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from gym_tictactoe import cache, files, game, solver
+from gym_tictactoe import files, game
+from gym_tictactoe.game import cache, solver
 
 FORMAT = "gym-tictactoe facts v1"
 NAMES = ("X", "O", "draw")

@@ -16,99 +16,45 @@ regimes of one engine:
 - boards of at most ``TABLE_CELLS`` cells (3x3 among them) answer from per-code tables built once,
   so a question at step time is one look-up;
 - boards of at most ``SOLVED_CELLS`` cells compute the answers over arrays of int64 codes, and
-  their reachable positions can be enumerated (and solved, :mod:`gym_tictactoe.solver`);
+  their reachable positions can be enumerated (and solved, :mod:`gym_tictactoe.game.solver`);
 - bigger boards, up to 15 x 15, are played on cell arrays with wins checked only on the lines
   through the last move (``line_masks_through``); positions there are searched, not tabulated.
 
-The module-level names (``CELLS``, ``NEXT``, ``play``, ...) are tic-tac-toe's: the tables and
-methods of ``TICTACTOE = rules(3, 3, 3)``.
+``TICTACTOE = rules(3, 3, 3)`` is the default board; :mod:`gym_tictactoe.game.tictactoe` names its
+tables and methods (``CELLS``, ``NEXT``, ``play``, ...).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache, cached_property
-from itertools import product
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe.checks import check_int, is_integer
-
-Position = int
-
-EMPTY, X, O = 0, 1, 2
-MARKS = {"X": X, "O": O}
-MARK_NAMES = {X: "X", O: "O"}
-NO_WINNER, BOTH_WIN = 0, 3
-SWAP = np.array([EMPTY, O, X], dtype=np.int8)
-EMPTY_BOARD: Position = 0
-
-MAX_SIDE = 15  # free-style gomoku's board
-TABLE_CELLS = 12  # 3**12 codes: per-code tables of a few tens of MB, built in well under a second
-SOLVED_CELLS = 16  # 3**16 codes: one int8 per code (43 MB) holds every position's value
-_INT64_CELLS = 39  # 3**39 < 2**63: codes of boards this small fit in int64 arrays
-_CHUNK = 1 << 18  # codes per chunk when computing over arrays, to bound temporary memory
-
-
-def win_lines(rows: int, cols: int, length: int) -> tuple[tuple[int, ...], ...]:
-    """Every straight line of ``length`` cells on a ``rows`` x ``cols`` board, row-major cells."""
-    steps = ((0, 1), (1, 0), (1, 1), (1, -1))
-    lines = set()  # a set: with length 1 every direction gives the same one-cell line
-    for r, c, (dr, dc) in product(range(rows), range(cols), steps):
-        end_r, end_c = r + dr * (length - 1), c + dc * (length - 1)
-        if 0 <= end_r < rows and 0 <= end_c < cols:
-            lines.add(tuple((r + dr * i) * cols + c + dc * i for i in range(length)))
-    return tuple(sorted(lines))
-
-
-def check_board_size(rows: Any, cols: Any, win_length: Any) -> tuple[int, int, int]:
-    """The three sizes as ints, or a ValueError saying what is allowed."""
-    rows = check_int(rows, "rows", 1, MAX_SIDE)
-    cols = check_int(cols, "cols", 1, MAX_SIDE)
-    win_length = check_int(win_length, "win_length", 1, max(rows, cols),
-                           note=f" (the longer side of a {rows}x{cols} board)")
-    return rows, cols, win_length
-
-
-def parse_board(text: str) -> tuple[int, int, int]:
-    """``"4x4x3"`` (rows x cols x win length; ``"4x4"`` means win length 4) as three ints."""
-    parts = text.lower().replace("\N{MULTIPLICATION SIGN}", "x").split("x")
-    try:
-        sizes = [int(part) for part in parts]
-    except ValueError:
-        sizes = []
-    if len(sizes) == 2:
-        sizes.append(max(sizes))
-    if len(sizes) != 3:
-        raise ValueError(f"a board is ROWSxCOLSxK, e.g. 3x3x3 or 4x4x3; got {text!r}")
-    return check_board_size(*sizes)
-
-
-@dataclass(frozen=True)
-class Layer:
-    """The reachable positions with one number of marks, sorted, and what is known of each."""
-
-    codes: npt.NDArray[np.int64]
-    mark: int  # the side to move in every unfinished position of the layer
-    winner: npt.NDArray[np.int8]
-    terminal: npt.NDArray[np.bool_]
-
-
-@dataclass(frozen=True)
-class Tables:
-    """Per-code tables of a board with at most ``TABLE_CELLS`` cells (every code has a row)."""
-
-    cells: npt.NDArray[np.int8]  # (codes, cells)
-    winner: npt.NDArray[np.int8]  # X, O, NO_WINNER, or BOTH_WIN where both have a line
-    to_move: npt.NDArray[np.int8]  # X, O, or EMPTY where the mark counts allow no game
-    terminal: npt.NDArray[np.bool_]
-    # Empty cells of every unfinished code, even where nobody can be to move: an O agent's
-    # observation (its own marks as 1) is such a code, and agents look its moves up here too.
-    legal_mask: npt.NDArray[np.int8]
-    next: npt.NDArray[np.int32]  # (codes, cells): the next code, -1 where no side may move there
-    canonical: npt.NDArray[np.int64]  # the smallest code among a code's symmetric images
+from gym_tictactoe.checks import is_integer
+from gym_tictactoe.game.basics import (
+    _CHUNK,
+    _DIGITS,
+    _GROUP,
+    _INT64_CELLS,
+    EMPTY,
+    EMPTY_BOARD,
+    NO_WINNER,
+    SOLVED_CELLS,
+    TABLE_CELLS,
+    Layer,
+    O,
+    Position,
+    Tables,
+    X,
+    _chunks,
+    _symmetries,
+    _to_move,
+    check_board_size,
+    line_rays,
+    win_lines,
+)
 
 
 class Rules:
@@ -249,10 +195,6 @@ class Rules:
             return int(self.tables.canonical[self._check_code(code)])
         return min(self.transform(code, s) for s in range(len(self.symmetries)))
 
-    def render_text(self, code: Position, first: int = 0) -> str:
-        """The board as text: X, O and the number of each empty cell (counting from ``first``)."""
-        return board_text(self.decode(code), self.cols, first)
-
     # --- arrays of int64 codes (boards of at most SOLVED_CELLS cells) -------------------------
 
     def cells_of(self, codes: npt.ArrayLike) -> npt.NDArray[np.int8]:
@@ -371,16 +313,7 @@ class Rules:
     def rays(self) -> npt.NDArray[np.intp]:
         """(cells, 4 directions, 2 ways, win_length - 1): the cells stepping away from each cell
         along each line direction, padded with ``n_cells`` past the board's edge."""
-        k, directions = self.win_length, ((0, 1), (1, 0), (1, 1), (1, -1))
-        table = np.full((self.n_cells, 4, 2, max(k - 1, 1)), self.n_cells, dtype=np.intp)
-        for cell, (d, (dr, dc)), (w, sign), step in product(
-                range(self.n_cells), enumerate(directions), enumerate((1, -1)), range(1, k)):
-            r, c = divmod(cell, self.cols)
-            r, c = r + sign * step * dr, c + sign * step * dc
-            if 0 <= r < self.rows and 0 <= c < self.cols:
-                table[cell, d, w, step - 1] = r * self.cols + c
-        table.setflags(write=False)
-        return table
+        return line_rays(self.rows, self.cols, self.win_length)
 
     def wins_at(self, boards: npt.NDArray[np.int8], cells: npt.ArrayLike,
                 marks: npt.ArrayLike) -> npt.NDArray[np.bool_]:
@@ -451,49 +384,6 @@ class Rules:
         return bool(self._cells_winner(cells[None])[0] != NO_WINNER or (cells != EMPTY).all())
 
 
-_GROUP = 8
-_DIGITS = (np.arange(3**_GROUP)[:, None] // 3 ** np.arange(_GROUP) % 3).astype(np.int8)
-
-
-def _to_move(cells: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
-    n_x, n_o = (cells == X).sum(axis=1), (cells == O).sum(axis=1)
-    return np.where(n_x == n_o, X, np.where(n_x == n_o + 1, O, EMPTY)).astype(np.int8)
-
-
-def _chunks(codes: npt.NDArray[np.int64]):
-    for start in range(0, len(codes), _CHUNK):
-        yield codes[start : start + _CHUNK]
-
-
-def _symmetries(rows: int, cols: int) -> npt.NDArray[np.intp]:
-    """The board's symmetries as cell permutations (new_board = board[perm]), identity first:
-    the 8 of the square, or the 4 of a rectangle (2 or 1 when a side is 1), without repeats."""
-    grid = np.arange(rows * cols).reshape(rows, cols)
-    if rows == cols:
-        images = []
-        for k in range(4):
-            rotated = np.rot90(grid, k)
-            images += [rotated, rotated.T]
-    else:
-        images = [grid, grid[::-1], grid[:, ::-1], grid[::-1, ::-1]]
-    perms: list[tuple[int, ...]] = []
-    for image in images:
-        perm = tuple(image.ravel().tolist())
-        if perm not in perms:
-            perms.append(perm)
-    return np.array(perms, dtype=np.intp)
-
-
-def board_text(cells: npt.ArrayLike, cols: int, first: int = 0) -> str:
-    """Rows of X, O and the number of each empty cell (counting from ``first``), ruled apart."""
-    cells = np.asarray(cells).ravel()
-    width = len(str(len(cells) - 1 + first))
-    marks = [MARK_NAMES.get(int(v), str(i + first)).center(width) for i, v in enumerate(cells)]
-    rows = [" " + " | ".join(marks[r : r + cols]) for r in range(0, len(cells), cols)]
-    rule = "\n" + "+".join(["-" * (width + 2)] * cols) + "\n"
-    return rule.join(rows)
-
-
 def rules(rows: int = 3, cols: int = 3, win_length: int = 3) -> Rules:
     """The (cached) rules of a ``rows`` x ``cols`` board with ``win_length`` in a row."""
     # Checked before the cache: 3.0 == 3 and True == 1 would find another board's entry.
@@ -505,82 +395,4 @@ def _rules(rows: int, cols: int, win_length: int) -> Rules:
     return Rules(rows, cols, win_length)
 
 
-def swap_marks(cells: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
-    """Exchange X and O, leaving empty cells: the board seen from the other side."""
-    return SWAP[cells]
-
-
-# --- tic-tac-toe, the default board: its tables and functions under their short names -------
-
 TICTACTOE = rules(3, 3, 3)
-ROWS, COLS, WIN_LENGTH = TICTACTOE.size
-N_CELLS = TICTACTOE.n_cells
-N_CODES = TICTACTOE.n_codes
-POW3 = TICTACTOE.pow3
-LINES = TICTACTOE.lines
-LINE_ARRAY = TICTACTOE.line_array
-SYMMETRIES = TICTACTOE.symmetries
-INVERSE_SYMMETRIES = TICTACTOE.inverse_symmetries
-_TABLES = TICTACTOE.tables
-CELLS, WINNER, TO_MOVE, TERMINAL = _TABLES.cells, _TABLES.winner, _TABLES.to_move, _TABLES.terminal
-LEGAL_MASK, NEXT, CANONICAL = _TABLES.legal_mask, _TABLES.next, _TABLES.canonical
-LAYERS = TICTACTOE.layers
-REACHABLE = TICTACTOE.reachable
-IS_REACHABLE = np.zeros(N_CODES, dtype=bool)
-IS_REACHABLE[REACHABLE] = True
-IS_REACHABLE.setflags(write=False)
-
-encode, decode, legal_moves, play = (TICTACTOE.encode, TICTACTOE.decode, TICTACTOE.legal_moves,
-                                     TICTACTOE.play)
-winner, is_terminal, to_move = TICTACTOE.winner, TICTACTOE.is_terminal, TICTACTOE.to_move
-transform, canonical, render_text = TICTACTOE.transform, TICTACTOE.canonical, TICTACTOE.render_text
-
-
-@cache
-def _flows_to_the_end(board: Rules) -> tuple[dict[str, float], dict[str, float]]:
-    """Mass sent from the empty board down every move, summed over the finished positions by
-    result, in one walk: each position passes its mass to every child (the game counts), and a
-    second mass an equal share to each (random play). The layers already say which positions
-    ended and who won, so nothing is decoded but each parent's empty cells. Float64 sums: exact
-    for game counts, which stay below 16! < 2**53 on solvable boards."""
-    totals = ({"X": 0.0, "O": 0.0, "draw": 0.0}, {"X": 0.0, "O": 0.0, "draw": 0.0})
-    masses = (np.ones(1), np.ones(1))
-    layers = board.positions
-    for layer, below in zip(layers, (*layers[1:], None), strict=True):
-        for mark, name in ((X, "X"), (O, "O"), (NO_WINNER, "draw")):
-            ended = layer.terminal & (layer.winner == mark)
-            for total, mass in zip(totals, masses, strict=True):
-                total[name] += float(mass[ended].sum())
-        if below is None or below.codes.size == 0:
-            break
-        live = ~layer.terminal
-        masses = _pass_down(board, layer.codes[live], layer.mark,
-                            tuple(mass[live] for mass in masses), below.codes)
-    return totals
-
-
-def _pass_down(board: Rules, codes, mark: int, masses, below) -> tuple[npt.NDArray, ...]:
-    """The masses of each position of the next layer (``below``, sorted) from its parents
-    ``codes`` (all unfinished, ``mark`` to move): all of the first mass to every child, an
-    equal share of the second."""
-    counts, shares = np.zeros(below.size), np.zeros(below.size)
-    for start in range(0, codes.size, _CHUNK):
-        children = board.children_of(codes[start : start + _CHUNK], mark)
-        legal = children >= 0
-        index = np.searchsorted(below, children[legal])
-        count, share = (mass[start : start + _CHUNK] for mass in masses)
-        for total, weight in ((counts, count), (shares, share / legal.sum(axis=1))):
-            weights = np.broadcast_to(weight[:, None], children.shape)[legal]
-            total += np.bincount(index, weights, below.size)
-    return counts, shares
-
-
-def count_games(board: Rules = TICTACTOE) -> dict[str, int]:
-    """Distinct complete games (move sequences) from the empty board, by result."""
-    by_result = {name: int(count) for name, count in _flows_to_the_end(board)[0].items()}
-    return {"games": sum(by_result.values()), **by_result}
-
-
-def random_play_outcome(board: Rules = TICTACTOE) -> dict[str, float]:
-    """Exact probabilities of "X", "O" and "draw" when both sides play uniformly random moves."""
-    return {name: float(p) for name, p in _flows_to_the_end(board)[1].items()}

@@ -22,9 +22,11 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium.error import DependencyNotInstalled
 
-from gym_tictactoe import game, notation, rendering
-from gym_tictactoe.arguments import opponent_spec, player_names, seed_arg
-from gym_tictactoe.opponents import Opponent
+from gym_tictactoe import game
+from gym_tictactoe.cli.arguments import opponent_spec, player_names, seed_arg
+from gym_tictactoe.envs import rendering
+from gym_tictactoe.game import notation
+from gym_tictactoe.players.opponents import Opponent
 
 QUIT_WORDS = ("q", "quit")
 AGAIN = {"": "same", "y": "same", "yes": "same", "same": "same", "s": "swap", "swap": "swap",
@@ -86,7 +88,7 @@ def _play_in_window(match: Match) -> int:
     from gym_tictactoe.cli import EXIT_MISSING_EXTRA
 
     try:
-        from gym_tictactoe import gui
+        from gym_tictactoe.cli import gui
 
         return gui.play_in_window(match)
     except DependencyNotInstalled as error:

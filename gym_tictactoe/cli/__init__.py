@@ -19,8 +19,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from gym_tictactoe import cli_models, cli_play, game
-from gym_tictactoe.arguments import (
+from gym_tictactoe import game
+from gym_tictactoe.checks import check_int
+from gym_tictactoe.cli import models as cli_models
+from gym_tictactoe.cli import play as cli_play
+from gym_tictactoe.cli.arguments import (
     board_arg,
     model_file,
     player_list,
@@ -28,8 +31,7 @@ from gym_tictactoe.arguments import (
     positive_int,
     seed_arg,
 )
-from gym_tictactoe.checks import check_int
-from gym_tictactoe.cli_play import (  # noqa: F401  (the play command's names, as before)
+from gym_tictactoe.cli.play import (  # noqa: F401  (the play command's names, as before)
     HumanPlayer,
     Quit,
     board_text,
@@ -37,10 +39,10 @@ from gym_tictactoe.cli_play import (  # noqa: F401  (the play command's names, a
     result_line,
 )
 from gym_tictactoe.extras import MissingExtra
-from gym_tictactoe.facts import facts
-from gym_tictactoe.opponents import Opponent, parse_opponent
-from gym_tictactoe.players import as_player
-from gym_tictactoe.positions import code_of, new_position
+from gym_tictactoe.game.facts import facts
+from gym_tictactoe.game.positions import code_of, new_position
+from gym_tictactoe.players.opponents import Opponent, parse_opponent
+from gym_tictactoe.players.protocol import as_player
 from gym_tictactoe.seeding import check_seed
 
 ARENA_PLAYERS = ("random", "heuristic", "montecarlo", "minimax")

@@ -17,7 +17,7 @@ import numpy as np
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int
 from gym_tictactoe.extras import MissingExtra, require
-from gym_tictactoe.opponents import PolicyOpponent
+from gym_tictactoe.players.opponents import PolicyOpponent
 from gym_tictactoe.seeding import check_seed
 
 MODEL_SUFFIXES = (".npz", ".zip")
@@ -65,7 +65,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
     """``evaluate PATH``: one model, exactly. ``evaluate PATH PATH``: two models of one board
     against each other in both seats, and each one's exact measures."""
     from gym_tictactoe.evaluation import evaluate
-    from gym_tictactoe.report import evaluating_message, format_summary, summarize
+    from gym_tictactoe.evaluation.report import evaluating_message, format_summary, summarize
 
     paths = args.paths
     if len(paths) > 2:
@@ -103,7 +103,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
 def _check_report(directory: str, rules: game.Rules) -> int | None:
     """None when ``--report directory`` can be written for a model of ``rules``'s board, else
     the exit code, after saying why not (before the evaluation's minutes on a big board)."""
-    from gym_tictactoe.policy_report import check_destination
+    from gym_tictactoe.evaluation.policy_report import check_destination
 
     try:
         rules.check_solvable("--report")
@@ -119,7 +119,7 @@ def _check_report(directory: str, rules: game.Rules) -> int | None:
 
 def _write_report(policy: Any, path: str, directory: str, report: Any,
                   summary: dict[str, Any]) -> int:
-    from gym_tictactoe.policy_report import write_report
+    from gym_tictactoe.evaluation.policy_report import write_report
 
     try:
         index = write_report(policy, directory, report=report, summary=summary, title=path)

@@ -15,11 +15,18 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe import game, heuristic, solver
+from gym_tictactoe import game
 from gym_tictactoe.checks import check_flag
-from gym_tictactoe.players import BatchPlayer, LoopPlayer, Player, pick
-from gym_tictactoe.positions import Position
-from gym_tictactoe.vector_opponents import MaskPlayer, PolicyPlayer, RandomCells, TablePlayer
+from gym_tictactoe.game import solver
+from gym_tictactoe.game.positions import Position
+from gym_tictactoe.players import heuristic
+from gym_tictactoe.players.protocol import BatchPlayer, LoopPlayer, Player, pick
+from gym_tictactoe.players.vector_opponents import (
+    MaskPlayer,
+    PolicyPlayer,
+    RandomCells,
+    TablePlayer,
+)
 
 Policy = Callable[[npt.NDArray[np.int8], npt.NDArray[np.int8]], int]
 
@@ -148,7 +155,7 @@ class MinimaxOpponent(TableOpponent):
 
 class HeuristicOpponent(TableOpponent):
     """Seed 003's rules, the first that applies: win, block, fork, block a fork, centre,
-    opposite corner, corner, nearest the centre (see ``gym_tictactoe.heuristic``)."""
+    opposite corner, corner, nearest the centre (see ``gym_tictactoe.players.heuristic``)."""
 
     name = "heuristic"
 

@@ -1,4 +1,4 @@
-"""PettingZoo's order enforcement, made cheap for ``gym_tictactoe.pettingzoo`` (which needs the
+"""PettingZoo's order enforcement, made cheap for ``gym_tictactoe.envs.pettingzoo`` (which needs the
 ``multiagent`` extra and says so; this module is imported only from there)."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from gym_tictactoe.threats import FOUR_BONUS, GAIN_SHIFT, LOW, LinePosition
+from gym_tictactoe.players.threats import FOUR_BONUS, GAIN_SHIFT, LOW, LinePosition
 
 WIN = 1 << 60  # above any evaluation; a win in d plies from the root scores WIN - d
 INFINITY = 1 << 61

@@ -27,8 +27,9 @@ from pathlib import Path
 import numpy as np
 
 from gym_tictactoe import files
+from gym_tictactoe.files.npz import Entry, array_entry, check_directory, read_entry, short
 from gym_tictactoe.game import Rules
-from gym_tictactoe.npz import Entry, array_entry, check_directory, read_entry, short
+from gym_tictactoe.game.solution import Solution
 
 ENV_VAR = "GYM_TICTACTOE_CACHE"
 FORMAT = "gym-tictactoe solution v1"
@@ -73,8 +74,6 @@ def load_or_build(rules: Rules, build: Callable[[Rules], object]):
 
 def _load(path: Path, rules: Rules):
     """The solution cached at ``path``, or None when there is none yet."""
-    from gym_tictactoe.solver import Solution  # the solver imports this module lazily
-
     if not path.parent.is_dir():
         return None
     files.replaceable(path)  # anything but a regular file there is neither read nor replaced
@@ -101,7 +100,7 @@ def save(path: Path, rules: Rules, score: np.ndarray, reachable: np.ndarray) -> 
 
 def _read(path: Path, rules: Rules) -> tuple[np.ndarray, np.ndarray]:
     """The scores and reachable mask of a cache file, its type and size checked before it is
-    opened and each array's size and header before its data is read (``gym_tictactoe.npz``): a
+    opened and each array's size and header before its data is read (``gym_tictactoe.files.npz``): a
     damaged or hostile file is a ValueError (or an OSError), never a huge allocation."""
     entries = {"header": Entry("U", None, (3,), _TEXT_BYTES),
                "score": array_entry("i", 1, (rules.n_codes,)),

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe import notation
+from gym_tictactoe.game import notation
 
 BACKGROUND = (245, 241, 230)
 GRID_COLOUR = (70, 70, 70)

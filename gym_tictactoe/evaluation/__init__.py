@@ -9,7 +9,8 @@ position in one call (an SB3 model is slow one position at a time).
 - ``best_response``: per seat, the best result any opponent can force against the policy, with the
   shortest losing line, and the policy's ``expected`` result against that opponent. Exact: one
   backward pass over every position, like the solver's, for deterministic and stochastic
-  policies alike (``gym_tictactoe.exact``); with ``reached_only=True`` the policy is asked only
+  policies alike (``gym_tictactoe.evaluation.exact``);
+  with ``reached_only=True`` the policy is asked only
   where it can be on a game against it (a search player too costly to ask everywhere).
 - ``exploitability``: OpenSpiel's NashConv of the policy, from the two seats' expected results.
 - ``optimal_move_rate``: over all positions with a move to make (4,520 on 3x3), the fraction
@@ -29,7 +30,8 @@ draws its moves at random is measured as the deterministic policy it happened to
 random player becomes one fixed random move table (a different one per seed), which says nothing
 exact about random play. A stochastic policy should therefore offer its probabilities,
 ``action_probabilities(observation, mask) -> (cells,)`` and/or ``action_probabilities_batch(
-observations, masks) -> (N, cells)`` (see ``gym_tictactoe.stochastic``; ``UniformPolicy`` is the
+observations, masks) -> (N, cells)`` (see
+``gym_tictactoe.players.stochastic``; ``UniformPolicy`` is the
 random player done so). ``best_response`` and ``exploitability`` then use them: ``expected`` is
 the exact expected result against the best response, ``result`` the worst result an opponent can
 bring about with positive probability. The optimal-move rate still scores the move the policy
@@ -46,10 +48,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe import answers, exact, game, solver, stochastic
+from gym_tictactoe import game
 from gym_tictactoe.checks import check_flag, check_int
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.exact import (
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.evaluation import answers, exact
+from gym_tictactoe.evaluation.exact import (
     MAX_BLUNDERS,
     NOT_A_CELL,
     RESULT_SCORES,
@@ -58,8 +61,9 @@ from gym_tictactoe.exact import (
     MoveRate,
     SeatResponse,
 )
-from gym_tictactoe.game import Rules
-from gym_tictactoe.opponents import Opponent, Policy, resolve_opponent
+from gym_tictactoe.game import Rules, basics, solver
+from gym_tictactoe.players import stochastic
+from gym_tictactoe.players.opponents import Opponent, Policy, resolve_opponent
 from gym_tictactoe.seeding import check_seed
 
 __all__ = [
@@ -377,14 +381,14 @@ class SolverPolicy:
         moves = np.empty(len(boards), dtype=np.int64)
         # A chunk at a time bounds the (N, cells) temporaries: 4x4's 9.7 million boards at once
         # took 3.2 GB.
-        for start in range(0, len(boards), game._CHUNK):
-            codes = answers.absolute_codes(self.rules, boards[start : start + game._CHUNK])
+        for start in range(0, len(boards), basics._CHUNK):
+            codes = answers.absolute_codes(self.rules, boards[start : start + basics._CHUNK])
             best = solution.best_of(codes)
             if not best.any(axis=1).all():
                 raise ValueError("no move to make: a board is finished or not a position")
             if not self.deterministic:
                 best = np.where(best, self.rng.random(best.shape), -1.0)
-            moves[start : start + game._CHUNK] = best.argmax(axis=1)
+            moves[start : start + basics._CHUNK] = best.argmax(axis=1)
         return moves
 
     def __repr__(self) -> str:

@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe import game, picture, rendering
-from gym_tictactoe.cli_play import Match, Quit, result_line
+from gym_tictactoe import game
+from gym_tictactoe.cli.play import Match, Quit, result_line
+from gym_tictactoe.envs import picture, rendering
 
 AGAIN_HINT = "click: another game, s: swap seats, q: quit"
 HIDDEN_DRIVERS = ("offscreen", "dummy")  # SDL drivers that show nothing
