@@ -74,8 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--n-envs", type=positive_int, default=None,
                         help="SB3 parallel envs (default: the algorithm's own)")
     parser.add_argument("--canonical", action=argparse.BooleanOptionalAction, default=None,
-                        help="SB3: show the network every board in its canonical orientation "
-                             "(default: on)")
+                        help="SB3: the network sees each board canonically oriented (default: on)")
     parser.add_argument("--start", choices=("empty", "random"), default=None,
                         help="where training episodes begin; 'random' (exploring starts, the "
                              "default) draws a position for --start-probability of them")

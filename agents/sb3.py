@@ -32,7 +32,7 @@ from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
-from agents import EXPLORING_STARTS, sb3_policy
+from agents import EXPLORING_STARTS, next_mark, sb3_policy
 from agents.sb3_policy import (  # re-exported: agents.sb3 is the module users import
     ALGO_CLASSES,
     ALGOS,
@@ -43,7 +43,6 @@ from agents.sb3_policy import (  # re-exported: agents.sb3 is the module users i
     uses_one_hot,
 )
 from agents.sb3_vec import TicTacToeSB3VecEnv
-from agents.self_play import next_mark
 from gym_tictactoe import evaluation, game
 from gym_tictactoe.checks import check_int
 from gym_tictactoe.envs.env import TicTacToeEnv

@@ -49,7 +49,7 @@ def _imports(module: str, tree: ast.Module) -> set[str]:
     known, found = _modules(), set()
     package = module if (ROOT / module.replace(".", "/") / "__init__.py").exists() else (
         module.rpartition(".")[0])
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -60,6 +60,15 @@ def _imports(module: str, tree: ast.Module) -> set[str]:
             for alias in node.names:
                 found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
     return {name for name in found if name in known and name != module}
+
+
+def _walk(node: ast.AST):
+    """Every node but those under ``if TYPE_CHECKING:``, whose imports never run."""
+    yield node
+    for child in ast.iter_child_nodes(node):
+        test = child.test if isinstance(child, ast.If) else None
+        if not (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"):
+            yield from _walk(child)
 
 
 def _layer(module: str) -> int:

@@ -1,10 +1,10 @@
 """Command line: ``python -m gym_tictactoe play | arena | facts | evaluate`` (or ``gym-tictactoe``).
 
-- ``play``: you against an opponent in the terminal or a window (``cli_play``, ``gui``).
+- ``play``: you against an opponent in the terminal or a window (``cli.play``, ``cli.gui``).
 - ``arena``: every ordered pairing of players (opponent specs or saved models), N seeded games
   each, tallied.
 - ``facts``: the game's numbers, computed from the tables rather than quoted.
-- ``evaluate``: a saved model, exactly, or two against each other (``cli_models``).
+- ``evaluate``: a saved model, exactly, or two against each other (``cli.models``).
 
 A subcommand is one ``_<name>_command(args) -> int`` and one ``_add_<name>(subparsers)`` listed in
 ``SUBCOMMANDS``. Exit codes: 0 done (also when input ends mid-game or on q), 1 an optional
@@ -31,25 +31,26 @@ from gym_tictactoe.cli.arguments import (
     positive_int,
     seed_arg,
 )
-from gym_tictactoe.cli.play import (  # noqa: F401  (the play command's names, as before)
-    HumanPlayer,
+from gym_tictactoe.cli.match import (  # noqa: F401  (names the command line offered before)
+    EXIT_INTERRUPTED,
+    EXIT_MISSING_EXTRA,
+    RESULTS,
+    MoveCallback,
     Quit,
-    board_text,
-    parse_cell,
+    play_game,
     result_line,
 )
-from gym_tictactoe.extras import MissingExtra
+from gym_tictactoe.cli.models import players_for
+from gym_tictactoe.cli.play import (  # noqa: F401  (the play command's names, as before)
+    HumanPlayer,
+    board_text,
+    parse_cell,
+)
 from gym_tictactoe.game.facts import facts
-from gym_tictactoe.game.positions import code_of, new_position
 from gym_tictactoe.players.opponents import Opponent, parse_opponent
-from gym_tictactoe.players.protocol import as_player
 from gym_tictactoe.seeding import check_seed
 
 ARENA_PLAYERS = ("random", "heuristic", "montecarlo", "minimax")
-EXIT_INTERRUPTED = 130  # the shell's convention for a process ended by SIGINT
-EXIT_MISSING_EXTRA = 1
-RESULTS = {game.X: "X", game.O: "O", game.NO_WINNER: "draw"}
-MoveCallback = Callable[[game.Position, int, int], None]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -72,49 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def play_game(
-    players: dict[int, Opponent], rng: np.random.Generator, on_move: MoveCallback | None = None,
-    rules: game.Rules = game.TICTACTOE,
-) -> game.Position:
-    """One game from the empty board between ``players[X]`` and ``players[O]``; the last position.
-
-    ``on_move(code, mark, cell)`` is called after every move (the play command shows the board).
-    """
-    seats = {mark: as_player(player, rules) for mark, player in players.items()}
-    for player in seats.values():
-        player.reset(rng)
-    position = new_position(rules)
-    while not position.terminal:
-        mark = position.mark
-        cell = int(seats[mark].move(position, rng))
-        if not (0 <= cell < rules.n_cells and position.play(cell)):
-            raise ValueError(f"move {cell!r} is not legal here; legal moves: "
-                             f"{np.flatnonzero(position.mask()).tolist()}")
-        if on_move is not None:
-            on_move(code_of(position), mark, cell)
-    return code_of(position)
-
-
 def _add_board(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--board", type=board_arg, default=game.TICTACTOE, metavar="RxCxK",
                         help="rows x cols x win length, e.g. 4x4x3 or 15x15x5 (sides 1-15, "
                         "k up to the longer side; default: 3x3x3)")
-
-
-def players_for(specs: Sequence[str], rules: game.Rules, command: str) -> list[Opponent] | None:
-    """The specs as players on ``rules``'s board, or None after printing why one can't play."""
-    try:
-        return [_player(spec, rules) for spec in specs]
-    except (ValueError, FileNotFoundError, MissingExtra) as error:
-        print(f"gym-tictactoe {command}: error: {error}", file=sys.stderr)
-        return None
-
-
-def _player(spec: str, rules: game.Rules) -> Opponent:
-    """A built-in opponent from its spec, or a saved model (a path ending .npz or .zip)."""
-    if cli_models.is_model_path(spec):
-        return cli_models.model_player(spec, rules)
-    return parse_opponent(spec, rules)
 
 
 # --- play: cli_play -------------------------------------------------------------------------

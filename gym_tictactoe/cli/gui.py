@@ -14,14 +14,17 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
-from gym_tictactoe.cli.play import Match, Quit, result_line
+from gym_tictactoe.cli.match import Quit, result_line
 from gym_tictactoe.envs import picture, rendering
+
+if TYPE_CHECKING:  # the play command imports this module for its window
+    from gym_tictactoe.cli.play import Match
 
 AGAIN_HINT = "click: another game, s: swap seats, q: quit"
 HIDDEN_DRIVERS = ("offscreen", "dummy")  # SDL drivers that show nothing

@@ -9,15 +9,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int
+from gym_tictactoe.cli.match import RESULTS, play_game
 from gym_tictactoe.extras import MissingExtra, require
-from gym_tictactoe.players.opponents import PolicyOpponent
+from gym_tictactoe.players.opponents import Opponent, PolicyOpponent, parse_opponent
 from gym_tictactoe.seeding import check_seed
 
 MODEL_SUFFIXES = (".npz", ".zip")
@@ -47,6 +48,22 @@ def model_player(path: str, rules: game.Rules) -> PolicyOpponent:
         raise ValueError(f"{path} plays the {board_of(policy).name} board; this arena is on "
                          f"{rules.name} (choose it with --board {board_of(policy).name})")
     return PolicyOpponent(policy, **rules.kwargs)
+
+
+def players_for(specs: Sequence[str], rules: game.Rules, command: str) -> list[Opponent] | None:
+    """The specs as players on ``rules``'s board, or None after printing why one can't play."""
+    try:
+        return [_player(spec, rules) for spec in specs]
+    except (ValueError, FileNotFoundError, MissingExtra) as error:
+        print(f"gym-tictactoe {command}: error: {error}", file=sys.stderr)
+        return None
+
+
+def _player(spec: str, rules: game.Rules) -> Opponent:
+    """A built-in opponent from its spec, or a saved model (a path ending .npz or .zip)."""
+    if is_model_path(spec):
+        return model_player(spec, rules)
+    return parse_opponent(spec, rules)
 
 
 @contextlib.contextmanager
@@ -132,8 +149,6 @@ def _write_report(policy: Any, path: str, directory: str, report: Any,
 
 def match(policies: list[Any], games: int, seed: int) -> list[dict[str, int]]:
     """Per seating (first as X, then second as X): the X player's wins, the O player's, draws."""
-    from gym_tictactoe.cli import RESULTS, play_game
-
     games, seed = check_int(games, "games", 0), check_seed(seed)
     rules, rng = board_of(policies[0]), np.random.default_rng(seed)
     players = [PolicyOpponent(policy, **rules.kwargs) for policy in policies]

@@ -24,6 +24,8 @@ from gymnasium.error import DependencyNotInstalled
 
 from gym_tictactoe import game
 from gym_tictactoe.cli.arguments import opponent_spec, player_names, seed_arg
+from gym_tictactoe.cli.match import EXIT_MISSING_EXTRA, Quit, play_game, result_line
+from gym_tictactoe.cli.models import players_for
 from gym_tictactoe.envs import rendering
 from gym_tictactoe.game import notation
 from gym_tictactoe.players.opponents import Opponent
@@ -31,10 +33,6 @@ from gym_tictactoe.players.opponents import Opponent
 QUIT_WORDS = ("q", "quit")
 AGAIN = {"": "same", "y": "same", "yes": "same", "same": "same", "s": "swap", "swap": "swap",
          **{word: "quit" for word in (*QUIT_WORDS, "n", "no")}}
-
-
-class Quit(Exception):
-    """The person typed q or quit (or closed the window)."""
 
 
 def default_opponent(rules: game.Rules) -> str:
@@ -68,8 +66,6 @@ def add_play(subparsers: argparse._SubParsersAction, add_board) -> None:
 
 
 def play_command(args: argparse.Namespace) -> int:
-    from gym_tictactoe.cli import players_for  # the command line's own module imports this one
-
     rules = args.board
     name = args.opponent or default_opponent(rules)
     players = players_for([name], rules, "play")
@@ -85,8 +81,6 @@ def play_command(args: argparse.Namespace) -> int:
 
 
 def _play_in_window(match: Match) -> int:
-    from gym_tictactoe.cli import EXIT_MISSING_EXTRA
-
     try:
         from gym_tictactoe.cli import gui
 
@@ -138,8 +132,6 @@ class Match:
 
     def play(self, human: Any, on_move) -> game.Position:
         """One game, ``human`` moving for the person; the final position (tallied)."""
-        from gym_tictactoe.cli import play_game
-
         other = game.X + game.O - self.human
         final = play_game({self.human: human, other: self.opponent}, self.rng, on_move,
                           self.rules)
@@ -238,16 +230,4 @@ def board_text(code: game.Position, rules: game.Rules = game.TICTACTOE,
                           win_length=rules.win_length, colour=colour).rstrip("\n")
 
 
-def result_line(code: game.Position, names: dict[int, str],
-                rules: game.Rules = game.TICTACTOE) -> str:
-    """"You win", "You lose" or "Draw", with the winning line's cells."""
-    won = rules.winner(code)
-    if won == game.NO_WINNER:
-        return "Draw: the board is full."
-    lines = notation.winning_lines(rules.decode(code), rules)
-    cells = " ".join(notation.cell_name(cell, rules.shape) for cell in lines[0])
-    if names[won] == "you":
-        return f"You win: {cells} in a row."
-    if "you" in names.values():
-        return f"You lose: {names[won]} ({game.MARK_NAMES[won]}) has {cells} in a row."
-    return f"{names[won]} ({game.MARK_NAMES[won]}) wins: {cells} in a row."
+#END

@@ -111,6 +111,7 @@ try:
     from pettingzoo import AECEnv
 
     from gym_tictactoe.envs.pettingzoo_order import OrderEnforcing
+    from gym_tictactoe.envs.pettingzoo_parallel import TurnBasedParallelEnv
 except ModuleNotFoundError as error:
     if (error.name or "").partition(".")[0] != "pettingzoo":
         raise
@@ -118,7 +119,7 @@ except ModuleNotFoundError as error:
                        'pip install ".[multiagent]" in a clone of gym-tictactoe',
                        name="pettingzoo") from None
 
-__all__ = ["AGENTS", "ENV_ID", "env", "raw_env"]
+__all__ = ["AGENTS", "ENV_ID", "env", "parallel_env", "raw_env"]
 
 AGENTS = ("player_1", "player_2")  # X, O
 MARK = {"player_1": game.X, "player_2": game.O}
@@ -286,4 +287,8 @@ class raw_env(AECEnv, EzPickle):
 if hasattr(pettingzoo, "register") and ENV_ID not in pettingzoo.aec_registry:
     pettingzoo.register("aec", ENV_ID, entry_point="gym_tictactoe.envs.pettingzoo:env")
 
-from gym_tictactoe.envs.pettingzoo_parallel import parallel_env as parallel_env  # noqa: E402
+
+def parallel_env(**kwargs: Any) -> TurnBasedParallelEnv:
+    """The two-agent game under PettingZoo's Parallel API (turn-based: see
+    :mod:`gym_tictactoe.envs.pettingzoo_parallel`); the keyword arguments are those of ``env``."""
+    return TurnBasedParallelEnv(env(**kwargs))

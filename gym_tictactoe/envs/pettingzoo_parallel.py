@@ -41,7 +41,7 @@ from typing import Any
 
 try:
     import pettingzoo
-    from pettingzoo import AECEnv, ParallelEnv
+    from pettingzoo import AECEnv
     from pettingzoo.utils.conversions import turn_based_aec_to_parallel_wrapper
 except ModuleNotFoundError as error:
     if (error.name or "").partition(".")[0] != "pettingzoo":
@@ -51,18 +51,9 @@ except ModuleNotFoundError as error:
                        'installed: pip install ".[multiagent]" in a clone of gym-tictactoe',
                        name="pettingzoo") from None
 
-__all__ = ["ENV_ID", "TurnBasedParallelEnv", "parallel_env"]
+__all__ = ["ENV_ID", "TurnBasedParallelEnv"]
 
 ENV_ID = "gym_tictactoe/TicTacToe-v0"  # the AEC env's id too, in the other registry
-
-
-def parallel_env(**kwargs: Any) -> ParallelEnv:
-    """The two-agent game (see the module docstring) under PettingZoo's Parallel API; the
-    keyword arguments are those of ``gym_tictactoe.envs.pettingzoo.env``."""
-    # Imported here: gym_tictactoe.envs.pettingzoo imports this module to re-export parallel_env.
-    from gym_tictactoe.envs.pettingzoo import env
-
-    return TurnBasedParallelEnv(env(**kwargs))
 
 
 class TurnBasedParallelEnv(turn_based_aec_to_parallel_wrapper):

@@ -9,8 +9,7 @@ position in one call (an SB3 model is slow one position at a time).
 - ``best_response``: per seat, the best result any opponent can force against the policy, with the
   shortest losing line, and the policy's ``expected`` result against that opponent. Exact: one
   backward pass over every position, like the solver's, for deterministic and stochastic
-  policies alike (``gym_tictactoe.evaluation.exact``);
-  with ``reached_only=True`` the policy is asked only
+  policies alike (``evaluation.exact``); with ``reached_only=True`` the policy is asked only
   where it can be on a game against it (a search player too costly to ask everywhere).
 - ``exploitability``: OpenSpiel's NashConv of the policy, from the two seats' expected results.
 - ``optimal_move_rate``: over all positions with a move to make (4,520 on 3x3), the fraction
@@ -30,12 +29,11 @@ draws its moves at random is measured as the deterministic policy it happened to
 random player becomes one fixed random move table (a different one per seed), which says nothing
 exact about random play. A stochastic policy should therefore offer its probabilities,
 ``action_probabilities(observation, mask) -> (cells,)`` and/or ``action_probabilities_batch(
-observations, masks) -> (N, cells)`` (see
-``gym_tictactoe.players.stochastic``; ``UniformPolicy`` is the
-random player done so). ``best_response`` and ``exploitability`` then use them: ``expected`` is
-the exact expected result against the best response, ``result`` the worst result an opponent can
-bring about with positive probability. The optimal-move rate still scores the move the policy
-returns when called (``policy_moves``).
+observations, masks) -> (N, cells)`` (see ``gym_tictactoe.players.stochastic``;
+``UniformPolicy`` is the random player done so). ``best_response`` and ``exploitability`` then
+use them: ``expected`` is the exact expected result against the best response, ``result`` the
+worst result an opponent can bring about with positive probability. The optimal-move rate
+still scores the move the policy returns when called (``policy_moves``).
 """
 
 from __future__ import annotations

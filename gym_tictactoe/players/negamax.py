@@ -89,10 +89,8 @@ class Searcher:
         return best, ties, values
 
     def negamax(self, depth: int, alpha: int, beta: int, ply: int) -> int:
-        """The score of the position for the side to move (fail-soft alpha-beta).
-
-        One function on purpose: it runs for every node, and Python calls are not free.
-        """
+        """The score of the position for the side to move (fail-soft alpha-beta). One function
+        on purpose: it runs for every node, and Python calls are not free."""
         self.nodes += 1
         if self.nodes > self.limit:
             self._next_limit()
@@ -108,8 +106,7 @@ class Searcher:
             return pos.static()
         if depth == 1 and not self.exhaustive and pos.empties > 1:
             return self.frontier(alpha, beta, ply)
-        entry = self.table.get(pos.key)
-        hint = -1
+        entry, hint = self.table.get(pos.key), -1
         if entry is not None:
             stored_depth, bound, stored, hint = entry
             if stored_depth >= depth:
