@@ -32,9 +32,15 @@ def is_model_path(spec: str) -> bool:
 
 def load(path: str) -> tuple[Any, str]:
     """(policy, kind) of a model file; FileNotFoundError, ValueError or MissingExtra."""
-    from agents.models import load_policy
+    return _saved_models().load_policy(path)
 
-    return load_policy(path)
+
+def _saved_models() -> Any:
+    """``agents.models``: the one place the package reaches up into ``agents``, whose files the
+    model players are. Imported here, when a model file is named, so nothing else needs it."""
+    import agents.models
+
+    return agents.models
 
 
 def board_of(policy: Any) -> game.Rules:
@@ -72,9 +78,7 @@ def one_torch_thread(kinds: list[str]) -> Iterator[None]:
     if all(kind == "q" for kind in kinds):
         yield
         return
-    from agents.sb3 import torch_threads
-
-    with torch_threads(1):
+    with _saved_models().torch_threads(1):
         yield
 
 
