@@ -284,7 +284,7 @@ def test_random_play_outcome_matches_a_plain_recursion():
 @cache
 def _random_outcome(code: int) -> dict[str, float]:
     """The same probabilities by memoised recursion: an independent check of the DP."""
-    if game.is_terminal(code):
+    if game.TICTACTOE.is_terminal(code):
         won = cli.RESULTS[game.winner(code)]
         return {name: float(name == won) for name in cli.RESULTS.values()}
     children = [_random_outcome(game.play(code, cell)) for cell in game.legal_moves(code)]

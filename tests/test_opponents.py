@@ -18,7 +18,9 @@ from gym_tictactoe.players.opponents import (
     reset_opponent,
 )
 
-PLAYING = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
+T3 = game.TICTACTOE  # tic-tac-toe's rules, for lines that would not fit
+
+PLAYING = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]
 
 
 def board(text: str) -> np.ndarray:
@@ -31,7 +33,7 @@ def play_game(x_player, o_player, rng) -> int:
     for player in (x_player, o_player):
         reset_opponent(player, rng)
     while not game.TERMINAL[code]:
-        mark = game.to_move(code)
+        mark = game.TICTACTOE.to_move(code)
         player = x_player if mark == game.X else o_player
         code = game.play(code, player.act(game.CELLS[code].copy(), mark, rng))
     return game.winner(code)
@@ -59,7 +61,7 @@ def test_minimax_plays_a_best_move_in_every_position():
     for seed in range(5):
         rng = np.random.default_rng(seed)
         for code in PLAYING:
-            move = player.act(game.CELLS[code], game.to_move(int(code)), rng)
+            move = player.act(game.CELLS[code], game.TICTACTOE.to_move(int(code)), rng)
             assert best[code, move], (code, move)
 
 
@@ -78,7 +80,7 @@ def test_minimax_never_loses_to_any_sequence_of_replies():
         if game.TERMINAL[code]:
             return game.WINNER[code] in (0, me)
         moves = best[code] if game.TO_MOVE[code] == me else game.LEGAL_MASK[code]
-        return all(never_loses(int(game.NEXT[code, m]), me) for m in np.flatnonzero(moves))
+        return all(never_loses(int(T3.tables.next[code, m]), me) for m in np.flatnonzero(moves))
 
     assert never_loses(game.EMPTY_BOARD, game.X) and never_loses(game.EMPTY_BOARD, game.O)
 
@@ -194,7 +196,7 @@ def test_same_rng_seed_same_moves_whatever_the_global_state(name):
     def moves(global_seed):
         np.random.seed(global_seed)  # must make no difference: opponents use only the rng given
         rng, player = np.random.default_rng(7), make_opponent(name)
-        return [player.act(game.CELLS[c], game.to_move(int(c)), rng) for c in PLAYING[:300:3]]
+        return [player.act(game.CELLS[c], T3.to_move(int(c)), rng) for c in PLAYING[:300:3]]
 
     assert moves(1) == moves(2)
 

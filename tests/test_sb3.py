@@ -59,7 +59,7 @@ def trained():
 
 def _positions() -> tuple[np.ndarray, np.ndarray]:
     """Every position with a move to make, seen by the side to move, and its mask."""
-    codes = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
+    codes = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]
     o_to_move = (game.TO_MOVE[codes] == game.O)[:, None]
     boards = np.where(o_to_move, game.SWAP[game.CELLS[codes]], game.CELLS[codes])
     return boards.astype(np.int8), game.LEGAL_MASK[codes]

@@ -17,6 +17,8 @@ from gym_tictactoe.envs.env import TicTacToeEnv
 from gym_tictactoe.envs.wrappers import OneHotObservation
 from gym_tictactoe.players.opponents import parse_opponent
 
+T3 = game.TICTACTOE  # tic-tac-toe's rules, for lines that would not fit
+
 N_BOARDS = 6
 DETERMINISTIC = ["minimax:deterministic=true", "heuristic:deterministic=true",
                  "random:deterministic=true"]
@@ -151,7 +153,7 @@ def test_canonical_adapter_shows_canonical_boards_and_maps_moves_and_masks_back(
     obs, rng = env.reset(), np.random.default_rng(0)
     for _ in range(60):
         codes = obs.astype(np.int64) @ game.POW3
-        assert (game.CANONICAL[codes] == codes).all()  # every board in its lowest orientation
+        assert (T3.tables.canonical[codes] == codes).all()  # every board in its lowest orientation
         masks = env.action_masks()
         assert (masks == (obs == 0)).all()  # the mask of the board as shown
         # MaskablePPO asks through env_method: the same canonical masks.

@@ -34,7 +34,7 @@ from gym_tictactoe.players.opponents import (
     TableOpponent,
 )
 
-PLAYING = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
+PLAYING = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]
 Step = tuple[Any, ...]
 
 

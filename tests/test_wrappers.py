@@ -15,6 +15,8 @@ from gym_tictactoe import game
 from gym_tictactoe.envs.env import TicTacToeEnv
 from gym_tictactoe.envs.wrappers import AbsoluteBoard, OneHotObservation, one_hot
 
+T3 = game.TICTACTOE  # tic-tac-toe's rules, for lines that would not fit
+
 WRAPPERS = [OneHotObservation, AbsoluteBoard]
 SEEDS = range(20)
 # check_env always warns that a wrapped env is not the raw env; every other warning is an error.
@@ -260,7 +262,7 @@ def test_canonical_composes_with_one_hot_and_maskable_ppo_sees_its_mask() -> Non
     canonical = vec.envs[0].get_wrapper_attr("symmetry")
     raw = vec.envs[0].unwrapped.action_masks()
     masks = get_action_masks(vec)
-    assert masks.shape == (1, 9) and np.array_equal(masks[0], raw[game.SYMMETRIES[canonical]])
+    assert masks.shape == (1, 9) and np.array_equal(masks[0], raw[T3.symmetries[canonical]])
     with pytest.raises(ValueError, match="MultiDiscrete"):
         CanonicalObservation(OneHotObservation(TicTacToeEnv()))
 

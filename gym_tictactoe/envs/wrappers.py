@@ -32,9 +32,6 @@ def one_hot_space(n_cells: int = game.N_CELLS) -> spaces.Box:
     return spaces.Box(0.0, 1.0, (3 * n_cells,), dtype=np.float32)
 
 
-ONE_HOT_SPACE = one_hot_space()  # 3x3's
-
-
 def one_hot(boards: npt.ArrayLike) -> npt.NDArray[np.float32]:
     """Boards ``(..., n)`` of 0/1/2 as ``(..., 3n)`` one-hot planes, planes first (new array)."""
     cells = np.asarray(boards, dtype=np.intp)
