@@ -4,6 +4,7 @@ cycle among our modules, and nothing importing upward (read statically with ast,
 from __future__ import annotations
 
 import ast
+import importlib
 from functools import cache
 from pathlib import Path
 
@@ -132,3 +133,14 @@ def test_the_checks_see_the_layout():
     assert _layer("gym_tictactoe.envs.env") > _layer("gym_tictactoe.game.engine")
     assert _is_shim("gym_tictactoe.wrappers") and not _is_shim("gym_tictactoe.checks")
     assert len(graph) > 60
+
+
+def test_every_old_path_still_imports_the_moved_module():
+    """The shims at the documented flat paths give the moved module itself (or, for symmetry,
+    its names): ``from gym_tictactoe.wrappers import OneHotObservation`` keeps working."""
+    shims = [module for module in _modules() if _is_shim(module)]
+    assert "gym_tictactoe.pettingzoo" in shims and "gym_tictactoe.env" in shims
+    for shim in shims:
+        old = importlib.import_module(shim)
+        moved = importlib.import_module(next(iter(_imports(shim, _modules()[shim]))))
+        assert old is moved or set(moved.__all__) <= set(dir(old)), shim
