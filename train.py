@@ -31,9 +31,15 @@ from agents.run_config import (
 )
 from agents.run_folder import OutputError, RunFolder, check_stem
 from gym_tictactoe import game
-from gym_tictactoe.arguments import board_arg, opponent_spec, positive_int, probability, seed_arg
+from gym_tictactoe.cli.arguments import (
+    board_arg,
+    opponent_spec,
+    positive_int,
+    probability,
+    seed_arg,
+)
 from gym_tictactoe.extras import MissingExtra, require
-from gym_tictactoe.opponents import parse_opponent
+from gym_tictactoe.players.opponents import parse_opponent
 
 # Exit codes: 0 done, 1 an optional dependency missing, 2 a usage error (or a --snapshot that is
 # no model of ours), 3 the run's files could not be written (a full disk...): nothing was kept.
@@ -68,8 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--n-envs", type=positive_int, default=None,
                         help="SB3 parallel envs (default: the algorithm's own)")
     parser.add_argument("--canonical", action=argparse.BooleanOptionalAction, default=None,
-                        help="SB3: show the network every board in its canonical orientation "
-                             "(default: on)")
+                        help="SB3: the network sees each board canonically oriented (default: on)")
     parser.add_argument("--start", choices=("empty", "random"), default=None,
                         help="where training episodes begin; 'random' (exploring starts, the "
                              "default) draws a position for --start-probability of them")

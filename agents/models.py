@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from agents.archives import open_zip
 from gym_tictactoe.evaluation import Policy
@@ -62,3 +63,10 @@ def load_policy(path: str | os.PathLike, *, stochastic: bool = False) -> tuple[P
     policy = ModelPolicy(build_policy(model.network, model.weights), model.algo,
                          rules=model.rules, canonical=model.canonical, stochastic=stochastic)
     return policy, model.algo
+
+
+def torch_threads(count: int) -> Any:
+    """``agents.sb3.torch_threads`` (torch imported only when an SB3 model plays)."""
+    from agents.sb3 import torch_threads as threads
+
+    return threads(count)

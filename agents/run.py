@@ -36,9 +36,7 @@ from agents.run_config import (
     env_options,
 )
 from agents.run_folder import RunFolder
-from gym_tictactoe.extras import MissingExtra
-from gym_tictactoe.files import atomic_path
-from gym_tictactoe.report import (
+from gym_tictactoe.evaluation.report import (
     checkpoint_message,
     checkpoint_result,
     curve_entry,
@@ -47,6 +45,8 @@ from gym_tictactoe.report import (
     games_entry,
     summarize,
 )
+from gym_tictactoe.extras import MissingExtra
+from gym_tictactoe.files import atomic_path
 
 Announce = Callable[[str], Any]
 

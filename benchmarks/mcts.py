@@ -30,7 +30,7 @@ import numpy as np
 
 from gym_tictactoe import game
 from gym_tictactoe.files import atomic_path
-from gym_tictactoe.mcts import MCTSPlayer
+from gym_tictactoe.players.mcts import MCTSPlayer
 
 UCT_C = 2.0
 # (rows, cols, k, simulations a move, games): a few games a board keep the run to minutes.

@@ -45,7 +45,7 @@ RATE_ROWS = [
     ("15x15x5 random play, vector env B = 4,096", "random play 15x15x5, moves/s",
      "gym-tictactoe vector B=4096", "OpenSpiel gomoku", "OpenSpiel `gomoku`", 3,
      "15x15x5 vector B=4096 >= 3x OpenSpiel"),
-    ("two-player AEC env (`gym_tictactoe.pettingzoo.env()`), 3x3, moves/s",
+    ("two-player AEC env (`gym_tictactoe.envs.pettingzoo.env()`), 3x3, moves/s",
      "PettingZoo AEC random play 3x3, moves/s", "gym-tictactoe AEC env()",
      "PettingZoo tictactoe_v3.env()", PZ, 5, "PettingZoo AEC >= 5x tictactoe_v3"),
 ]

@@ -12,10 +12,12 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from gym_tictactoe import cache, game, solver
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.mcts import MCTSPlayer
-from gym_tictactoe.opponents import (
+from gym_tictactoe import game
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.envs.vector import TicTacToeVectorEnv
+from gym_tictactoe.game import cache, solver
+from gym_tictactoe.players.mcts import MCTSPlayer
+from gym_tictactoe.players.opponents import (
     EpsilonOpponent,
     HeuristicOpponent,
     MinimaxOpponent,
@@ -26,7 +28,6 @@ from gym_tictactoe.opponents import (
     make_opponent,
     parse_opponent,
 )
-from gym_tictactoe.vector import TicTacToeVectorEnv
 
 
 def make_vec(**kwargs: Any) -> gym.vector.VectorEnv:

@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 from missing_packages import run_without
 
-from gym_tictactoe import cli, cli_play, game, rendering
+from gym_tictactoe import cli, game
+from gym_tictactoe.cli import play as cli_play
+from gym_tictactoe.envs import rendering
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -292,7 +294,7 @@ def test_random_play_outcome_matches_a_plain_recursion():
 @cache
 def _random_outcome(code: int) -> dict[str, float]:
     """The same probabilities by memoised recursion: an independent check of the DP."""
-    if game.is_terminal(code):
+    if game.TICTACTOE.is_terminal(code):
         won = cli.RESULTS[game.winner(code)]
         return {name: float(name == won) for name in cli.RESULTS.values()}
     children = [_random_outcome(game.play(code, cell)) for cell in game.legal_moves(code)]
@@ -405,7 +407,7 @@ def _read_until(fd: int, marker: bytes | None, wait: float = 60,
 
 def _q_model(path: Path, episodes: int, **board) -> Path:
     from agents.q_learning import QLearningAgent
-    from gym_tictactoe.env import TicTacToeEnv
+    from gym_tictactoe.envs.env import TicTacToeEnv
 
     agent = QLearningAgent(seed=0, **board)
     agent.train(TicTacToeEnv("random", "random", **board), episodes)

@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from gym_tictactoe import cli, ratings
+from gym_tictactoe import cli
+from gym_tictactoe.evaluation import ratings
 from tests.missing_packages import run_without
 
 pytest.importorskip("choix")
