@@ -350,7 +350,7 @@ def test_render_modes(size, fast_window):
     text = pz.env(render_mode="ansi", **board_kwargs(size))
     text.reset()
     text.step(1)
-    assert text.render().splitlines()[0].split("|")[1].strip() == "X"
+    assert text.render().splitlines()[0].split("|")[1].strip() == "(X)"  # the last move
     image = pz.env(render_mode="rgb_array", **board_kwargs(size))
     image.reset()
     empty = image.render()

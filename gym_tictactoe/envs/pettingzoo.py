@@ -10,7 +10,7 @@ this module also registers ``gym_tictactoe/TicTacToe-v0`` in PettingZoo's regist
 |--------------------|----------------------------------------------------|
 | Creation           | `make("aec", "gym_tictactoe/TicTacToe-v0")`        |
 | Actions            | Discrete                                           |
-| Parallel API       | No                                                 |
+| Parallel API       | Yes (`parallel_env`)                               |
 | Manual Control     | No                                                 |
 | Agents             | `agents= ['player_1', 'player_2']`                 |
 | Agents             | 2                                                  |
@@ -162,7 +162,7 @@ class raw_env(AECEnv, EzPickle):
             "action_mask": spaces.Box(0, 1, (n,), np.int8)}) for agent in AGENTS}
         self.action_spaces = {agent: spaces.Discrete(n) for agent in AGENTS}
         self._position: Position | None = None  # the game (positions.new_position)
-        self._done = True  # no game until reset()
+        self._done, self._last = True, None  # no game until reset()
         self.agents: list[str] = []
         self._screen = rendering.Screen(self.render_mode, self.metadata["render_fps"])
 
@@ -206,7 +206,7 @@ class raw_env(AECEnv, EzPickle):
             self._position = new_position(self.rules)
         else:
             self._position.clear()
-        self._done = False
+        self._done, self._last = False, None
         if self.render_mode == "human":
             self.render()
 
@@ -220,6 +220,7 @@ class raw_env(AECEnv, EzPickle):
         position = self._position
         if cell is None or not position.play(cell):
             return self._illegal(agent, action)
+        self._last = cell  # for the picture's mark on the last move
         if position.terminal:
             self._end(position.winner)
         self.agent_selection = OTHER[agent]
@@ -230,7 +231,8 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode is None:
             logger.warn("render() called with render_mode=None; pass render_mode to env()")
             return None
-        return self._screen.render(self._grid().ravel(), self.rules.shape)
+        return self._screen.render(self._grid().ravel(), self.rules.shape, self._last,
+                                   self.rules.win_length)
 
     def close(self) -> None:
         self._screen.close()
