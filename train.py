@@ -51,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timesteps", type=positive_int, default=None,
                         help=f"SB3 budget in agent timesteps (default: {TIMESTEPS})")
     parser.add_argument("--episodes", type=positive_int, default=None,
-                        help=f"Q-learning budget in episodes (default: {EPISODES})")
+                        help=f"Q-learning budget in episodes, AlphaZero's in self-play games "
+                             f"(default: {EPISODES})")
     parser.add_argument("--opponent", type=training_opponent, default=None,
                         help="'self' (self-play) or an opponent spec, e.g. 'minimax' or "
                              "'random+heuristic+minimax*2' (default: the algorithm's "
@@ -113,11 +114,15 @@ def training_opponent(text: str) -> str:
 def check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """A flag of the other kind of algorithm, or of self-play without it, is a usage error."""
     sb3_only = ("--timesteps", "--n-envs", "--canonical")
-    for flag in sb3_only if args.algo == "q" else ("--episodes",):
+    if args.algo == "alphazero" and args.opponent is not None:
+        parser.error("--opponent does not apply to --algo alphazero: it learns from its own "
+                     "self-play games only")
+    for flag in sb3_only if args.algo in ("q", "alphazero") else ("--episodes",):
         if getattr(args, flag.strip("-").replace("-", "_")) is not None:
-            parser.error(f"{flag} does not apply to --algo {args.algo}: Q-learning counts "
-                         "--episodes (and sees every symmetry of a position as one entry), the "
-                         "SB3 algorithms --timesteps on --n-envs boards with --canonical")
+            parser.error(f"{flag} does not apply to --algo {args.algo}: Q-learning and "
+                         "AlphaZero count --episodes (Q-learning sees every symmetry of a "
+                         "position as one entry), the SB3 algorithms --timesteps on --n-envs "
+                         "boards with --canonical")
     if args.start == "empty" and args.start_probability is not None:
         parser.error("--start-probability applies to --start random only")
     flags = ("--pool", "--refresh-every", "--snapshot", "--mix", "--mix-share")

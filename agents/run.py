@@ -164,7 +164,14 @@ def train_sb3(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> 
                    "model.zip", opponent, settings)
 
 
-TRAINERS = {"q": train_q, "sb3": train_sb3}
+def train_alphazero(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trained:
+    """AlphaZero self-play (``agents.alphazero.run``; torch is imported only here)."""
+    from agents.alphazero.run import train
+
+    return train(config, checkpoint, pool)
+
+
+TRAINERS = {"q": train_q, "sb3": train_sb3, "alphazero": train_alphazero}
 
 
 def snapshot_pool(config: RunConfig) -> Any:

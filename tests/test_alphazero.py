@@ -181,3 +181,42 @@ def test_max_simulations_must_be_a_positive_integer(value):
 def test_temperature_must_be_a_number_at_least_0(value):
     with pytest.raises(ValueError, match="temperature must be a number >= 0"):
         AlphaZeroSettings(play=PlaySettings(temperature=value))
+
+
+def test_train_py_trains_saves_and_load_policy_plays_it(tmp_path, capsys):
+    import train
+    from agents.models import load_policy
+
+    assert train.main(["--algo", "alphazero", "--episodes", "8", "--eval-every", "8",
+                       "--games", "1", "--no-progress", "--out", str(tmp_path)]) == 0
+    model = tmp_path / "alphazero-seed0_1" / "model.npz"
+    results = json.loads((model.parent / "results.json").read_text())
+    assert results["config"]["games_played"] == 8 and results["learning_curve"][0]["episodes"] == 8
+    raw, kind = load_policy(model)
+    searching, _ = load_policy(model, max_simulations=3)
+    assert kind == "alphazero" and raw.max_simulations is None and searching.max_simulations == 3
+    boards = np.zeros((2, 9), np.int8)
+    boards[1, [0, 4]] = (2, 1)
+    assert set(searching.act_batch(boards, boards == 0)) <= set(range(1, 9)) | {0}
+    with pytest.raises(ValueError, match="max_simulations must be an integer from 1"):
+        load_policy(model, max_simulations=0)
+    with pytest.raises(ValueError, match="AlphaZero model, which plays its greedy move"):
+        load_policy(model, stochastic=True)
+
+
+def test_train_py_refuses_an_opponent_for_alphazero(capsys):
+    import train
+
+    with pytest.raises(SystemExit) as stop:
+        train.parse_args(["--algo", "alphazero", "--opponent", "minimax"])
+    assert stop.value.code == 2
+    assert "--opponent does not apply to --algo alphazero" in capsys.readouterr().err
+
+
+def test_load_policy_refuses_search_for_other_models(tmp_path):
+    from agents.models import load_policy
+    from agents.q_learning import QLearningAgent
+
+    path = QLearningAgent(seed=0).save(tmp_path / "q.npz")
+    with pytest.raises(ValueError, match="q model, which has no search"):
+        load_policy(path, max_simulations=10)
