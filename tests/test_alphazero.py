@@ -39,7 +39,7 @@ def board(rules, text):
 ])
 def test_search_finds_the_forced_move(size, text, win):
     rules = game.rules(*size)
-    visits = search(rules, uniform, board(rules, text), np.array([game.X], np.int8), 200)
+    visits = search(rules, uniform, board(rules, text), np.array([game.X], np.int8), 200).visits
     assert visits.sum() == 200
     assert visits[0].argmax() == win
 
@@ -49,8 +49,9 @@ def test_search_of_a_batch_is_the_search_of_each_tree():
     roots = np.concatenate([board(rules, "XX.OO...."), board(rules, "........."),
                             board(rules, "X...O...X")])
     movers = np.array([game.X, game.X, game.O], np.int8)
-    together = search(rules, uniform, roots, movers, 50)
-    apart = [search(rules, uniform, roots[i:i + 1], movers[i:i + 1], 50)[0] for i in range(3)]
+    together = search(rules, uniform, roots, movers, 50).visits
+    apart = [search(rules, uniform, roots[i:i + 1], movers[i:i + 1], 50).visits[0]
+             for i in range(3)]
     np.testing.assert_array_equal(together, np.stack(apart))
     assert (together[roots != 0] == 0).all()
 
@@ -220,3 +221,13 @@ def test_load_policy_refuses_search_for_other_models(tmp_path):
     path = QLearningAgent(seed=0).save(tmp_path / "q.npz")
     with pytest.raises(ValueError, match="q model, which has no search"):
         load_policy(path, max_simulations=10)
+
+
+def test_improved_policy_follows_the_values_the_search_found():
+    rules = game.TICTACTOE
+    roots = board(rules, "XX.OO....")
+    found = search(rules, uniform, roots, np.array([game.X], np.int8), 24)
+    target = found.improved_policy(roots == 0)
+    assert target[0].argmax() == 2 and target[0, 2] > 0.95
+    assert target[0, 2] > found.visits[0, 2] / found.visits.sum()  # sharper than the visits
+    assert (target[roots != 0] == 0).all() and target.sum() == pytest.approx(1.0)

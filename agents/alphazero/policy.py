@@ -57,7 +57,7 @@ class AlphaZeroPolicy:
             # The observation is the board as its mover sees it: an absolute board with mover 1.
             movers = np.full(len(boards), game.X, dtype=np.int8)
             scores = search(self.rules, self.evaluator, boards, movers, self.max_simulations,
-                            c_puct=self.c_puct)
+                            c_puct=self.c_puct).visits
         return np.where(legal, scores + 1.0, 0.0).argmax(axis=1)  # legal cells first
 
     def __call__(self, observation: npt.ArrayLike, action_mask: npt.ArrayLike) -> int:

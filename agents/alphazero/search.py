@@ -61,19 +61,42 @@ def new_trees(roots: npt.NDArray[np.int8], movers: npt.NDArray[np.int8], nodes: 
 def search(rules: Rules, evaluate: Evaluator, roots: npt.NDArray[np.int8],
            movers: npt.NDArray[np.int8], simulations: int, *,
            noise: tuple[np.random.Generator, float, float] | None = None,
-           c_puct: float = C_PUCT) -> npt.NDArray[np.float32]:
-    """The root visit counts (B, cells) after ``simulations`` simulations on each of the
-    unfinished boards ``roots`` (absolute, (B, cells)) with ``movers`` to move. ``noise``:
-    (generator, Dirichlet alpha, fraction) mixed into the roots' priors, as in self-play."""
+           c_puct: float = C_PUCT) -> Result:
+    """The roots' figures after ``simulations`` simulations on each of the unfinished boards
+    ``roots`` (absolute, (B, cells)) with ``movers`` to move. ``noise``: (generator, Dirichlet
+    alpha, fraction) mixed into the roots' priors, as in self-play."""
     roots = np.asarray(roots, dtype=np.int8)
     trees = new_trees(roots, movers, simulations + 1)
-    priors, _ = evaluate(relative(roots, movers))
-    if noise is not None:
-        priors = _with_noise(priors, roots == 0, *noise)
-    trees.prior[:, 0] = priors
+    priors, values = evaluate(relative(roots, movers))
+    trees.prior[:, 0] = priors if noise is None else _with_noise(priors, roots == 0, *noise)
     for _ in range(simulations):
         _simulate(rules, trees, evaluate, c_puct)
-    return trees.visits[:, 0].copy()
+    visits, total = trees.visits[:, 0].copy(), trees.total[:, 0]
+    q = np.divide(total, visits, out=np.repeat(values[:, None], visits.shape[1], axis=1)
+                  .astype(np.float32), where=visits > 0)
+    return Result(visits, q, np.asarray(priors, np.float32))
+
+
+@dataclass
+class Result:
+    """Per root (B, cells): visit counts, each move's mean value for the root's mover (the
+    network's value of the root where unvisited: "completed" as in Gumbel MuZero) and the
+    network's priors (before any noise)."""
+
+    visits: npt.NDArray[np.float32]
+    q: npt.NDArray[np.float32]
+    priors: npt.NDArray[np.float32]
+
+    def improved_policy(self, legal: npt.NDArray[np.bool_], c_visit: float = 50.0,
+                        c_scale: float = 0.1) -> npt.NDArray[np.float32]:
+        """softmax(log prior + (c_visit + max visits) * c_scale * q) over the legal cells
+        (Danihelka et al. 2022): a target that follows the values the search found, sharp
+        where few simulations leave the visit counts flat."""
+        scale = (c_visit + self.visits.max(axis=1, keepdims=True)) * c_scale
+        logits = np.log(np.maximum(self.priors, 1e-12)) + scale * self.q
+        logits = np.where(legal, logits - logits.max(axis=1, keepdims=True), -np.inf)
+        weights = np.exp(logits)
+        return (weights / weights.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
 def _with_noise(priors: npt.NDArray, legal: npt.NDArray[np.bool_], rng: np.random.Generator,

@@ -5,7 +5,11 @@ position (exploring starts, ``gym_tictactoe.starts``). For the first ``temperatu
 of each game the move is drawn from the root visit counts raised to ``1 / temperature`` (a
 temperature of 0: the most visited move), then the most visited move is played. Every move
 records the board as its mover sees it, the visit distribution and, when the game ends, its
-result for that mover.
+result for that mover. The policy target is AlphaZero's visit distribution (``target=
+"visits"``) or, by default, the improved policy of Gumbel MuZero from the search's completed
+values (``Result.improved_policy``): with a few dozen simulations the visit counts stay flat
+where one move holds and the others lose, and the raw network, greedy on its prior, then
+blunders in a few of 4,520 positions (measured: 99.6% after 5,000 games on 3x3).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ class PlaySettings:
     dirichlet_alpha: float = 1.0
     noise_fraction: float = 0.25
     start_probability: float = 0.5
+    target: str = "completed_q"  # or "visits": AlphaZero's own policy target
 
 
 @dataclass
@@ -65,11 +70,12 @@ def play_games(rules: Rules, evaluate: Evaluator, games: int, settings: PlaySett
     noise = (rng, settings.dirichlet_alpha, settings.noise_fraction)
     while active.any():
         idx = np.flatnonzero(active)
-        visits = search(rules, evaluate, boards[idx, :cells], movers[idx],
-                        settings.simulations, noise=noise)
-        policies = visits / visits.sum(axis=1, keepdims=True)
+        found = search(rules, evaluate, boards[idx, :cells], movers[idx],
+                       settings.simulations, noise=noise)
+        policies = found.visits / found.visits.sum(axis=1, keepdims=True)
         seen.append(relative(boards[idx, :cells], movers[idx]))
-        targets.append(policies.astype(np.float32))
+        targets.append(policies.astype(np.float32) if settings.target == "visits"
+                       else found.improved_policy(boards[idx, :cells] == game.EMPTY))
         who.append(movers[idx].copy())
         owner.append(idx)
         temperature = settings.temperature if plies < settings.temperature_moves else 0.0

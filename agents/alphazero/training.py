@@ -16,7 +16,7 @@ from agents.alphazero.network import NetworkSettings, PolicyValueNet, infer, pla
 from agents.alphazero.policy import MAX_SIMULATIONS, AlphaZeroPolicy
 from agents.alphazero.replay import ReplayBuffer
 from agents.alphazero.self_play import PlaySettings, play_games
-from gym_tictactoe.checks import check_int, check_number
+from gym_tictactoe.checks import check_choice, check_int, check_number
 from gym_tictactoe.game import Rules
 
 ILLEGAL_LOGIT = -1e9  # not -inf: 0 * -inf would make the cross-entropy NaN
@@ -43,6 +43,7 @@ class AlphaZeroSettings:
         check_number(play.dirichlet_alpha, "dirichlet_alpha", 0.0, low_open=True)
         check_number(play.noise_fraction, "noise_fraction", 0.0, 1.0)
         check_number(play.start_probability, "start_probability", 0.0, 1.0)
+        check_choice(play.target, "target", ("completed_q", "visits"))
         for name in ("games_per_round", "steps_per_round", "batch_size", "buffer_size"):
             check_int(getattr(self, name), name, 1, 10**7)
         check_number(self.learning_rate, "learning_rate", 0.0, low_open=True)
