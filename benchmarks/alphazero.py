@@ -2,6 +2,7 @@
 
     python benchmarks/alphazero.py                       # 3x3, seeds 0-4, into runs/benchmarks/
     python benchmarks/alphazero.py --out benchmarks/results/alphazero_3x3.json   # committed
+    python benchmarks/alphazero.py --speed 3x3x3 4x4x4 6x6x4   # self-play speed, one process
 
 Each seed is one ``train.py --algo alphazero --seed S`` run (self-play, exact evaluation of the
 raw network every 256 games, stopped at the first perfect one or at ``--episodes`` games), in a
@@ -39,6 +40,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="self-play games per run at most (default: %(default)s)")
     parser.add_argument("--search", type=int, default=None, metavar="N",
                         help="also evaluate the saved network with a search of N simulations")
+    parser.add_argument("--speed", nargs="+", default=None, metavar="RxCxK",
+                        help="instead: self-play speed of an untrained network on these boards")
     parser.add_argument("--out", type=Path, default=RUNS / "alphazero.json",
                         help="results JSON (default: %(default)s)")
     return parser.parse_args(argv)
@@ -83,9 +86,46 @@ def with_search(model: Path, simulations: int) -> dict[str, Any]:
             "perfect": report.perfect, "seconds": round(time.perf_counter() - start, 1)}
 
 
+def speed(board: str, games: int = 64) -> dict[str, Any]:
+    """One round of ``games`` self-play games from the empty board (no exploring starts, whose
+    positions take seconds to enumerate on 4x4), otherwise the default settings, on an
+    untrained network, one torch thread: games per second and boards per network call."""
+    import dataclasses
+
+    import numpy as np
+
+    from agents.alphazero import Trainer
+    from agents.alphazero.self_play import play_games
+    from agents.sb3 import torch_threads
+    from gym_tictactoe import game
+
+    trainer = Trainer(game.rules(*game.parse_board(board)), seed=0)
+    calls = []
+
+    def counting(boards: Any) -> Any:
+        calls.append(len(boards))
+        return trainer.evaluate(boards)
+
+    start = time.perf_counter()
+    with torch_threads(1):
+        play = dataclasses.replace(trainer.settings.play, start_probability=0.0)
+        samples = play_games(trainer.rules, counting, games, play, np.random.default_rng(0))
+    seconds = time.perf_counter() - start
+    return {"board": board, "games": games, "seconds": round(seconds, 2),
+            "games_per_second": round(games / seconds, 2), "moves": len(samples.outcomes),
+            "network_calls": len(calls), "boards_per_call": round(float(np.mean(calls)), 1),
+            "simulations": trainer.settings.play.simulations, "workers": 1}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     writable(args.out, "alphazero.py")
+    if args.speed:
+        rows = [speed(board) for board in args.speed]
+        for row in rows:
+            print(row)
+        write(args.out, {"command": " ".join(["python", *sys.argv]), "speed": rows})
+        return 0
     progress, runs, load = Progress(len(args.seeds)), [], os.getloadavg()[0]
     for seed in args.seeds:
         with tempfile.TemporaryDirectory(prefix="alphazero_") as temp:
@@ -99,15 +139,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         reached = run["perfect_at_games"]
         print(f"{run['seed']:<6}{f'{reached:,}' if reached else '-':>10}  "
               f"{run['train_seconds']:>10.1f}  {run['final']['optimal_move_rate']:.4%}")
+    write(args.out, {"command": " ".join(["python", *sys.argv]), "board": args.board,
+                     "load_average_at_start": load, "runs": runs})
+    return 0
+
+
+def write(path: Path, data: dict[str, Any]) -> None:
     from gym_tictactoe.files import atomic_path
 
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(args.out) as temp_path:
-        temp_path.write_text(json.dumps({"command": " ".join(["python", *sys.argv]),
-                                         "board": args.board, "load_average_at_start": load,
-                                         "runs": runs}, indent=2))
-    print(f"results written to {args.out}")
-    return 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as temp_path:
+        temp_path.write_text(json.dumps(data, indent=2))
+    print(f"results written to {path}")
 
 
 if __name__ == "__main__":
