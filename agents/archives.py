@@ -17,10 +17,9 @@ import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import BinaryIO
 
 from gym_tictactoe.files import open_regular
-from gym_tictactoe.npz import DIRECTORY_ENTRY_BYTES
+from gym_tictactoe.npz import check_directory
 
 try:
     from lzma import LZMAError
@@ -29,7 +28,6 @@ except ImportError:  # Python built without lzma: zipfile then refuses LZMA memb
 
 MAX_MEMBERS = 16  # a Q-table file holds 6 members, an SB3 one 7
 MAX_FILE_BYTES = 2**34  # far above any model of ours: each member has its own, tighter bound
-_END = struct.Struct("<4s4H2LH")  # a zip's end-of-central-directory record
 
 ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, LZMAError, EOFError, OSError,
               NotImplementedError, RuntimeError, UnicodeDecodeError, struct.error, OverflowError)
@@ -51,28 +49,13 @@ def open_zip(path: str | os.PathLike, bad: Bad, what: str,
     ``ZIP_ERRORS``, raised while opening it or reading its members in the block, becomes
     ``bad("not a readable zip archive (...)")``. The caller's own errors pass unchanged."""
     with open_regular(path, what, MAX_FILE_BYTES) as file:
-        _bound_directory(file, max_members, bad)
+        check_directory(file, max_members, bad, exact=False)
         try:
             with zipfile.ZipFile(file) as archive:
                 yield archive
         except ZIP_ERRORS as error:
             raise bad(f"not a readable zip archive, perhaps truncated or damaged "
                       f"({one_line(error)})") from None
-
-
-def _bound_directory(file: BinaryIO, max_members: int, bad: Bad) -> None:
-    # Our writers (zipfile, numpy) end a file with a plain end record, without a comment.
-    if file.seek(0, os.SEEK_END) < _END.size:
-        raise bad("it is too short to be a zip archive")
-    file.seek(-_END.size, os.SEEK_END)
-    signature, _, _, here, total, size, _, comment = _END.unpack(file.read(_END.size))
-    file.seek(0)
-    if signature != b"PK\x05\x06" or comment:
-        raise bad("not a readable zip archive, perhaps truncated or damaged (it does not end "
-                  "with a plain directory record)")
-    if max(here, total) > max_members or size > max_members * DIRECTORY_ENTRY_BYTES:
-        raise bad(f"its zip directory lists {total:,} entries in {size:,} bytes; ours hold at "
-                  f"most {max_members}")
 
 
 def read_member(archive: zipfile.ZipFile, name: str, max_bytes: int, bad: Bad) -> bytes:

@@ -230,6 +230,10 @@ def _add_evaluate(subparsers: argparse._SubParsersAction) -> None:
                           help="games per opponent and seat")
     evaluate.add_argument("--seed", type=seed_arg, default=0,
                           help="seed of the games, 0 <= seed < 2**32 (default: 0)")
+    evaluate.add_argument("--report", metavar="DIR", default=None,
+                          help="also write a web page of the model (one model, solved boards): "
+                          "DIR/index.html with its losing lines, blunders and heat maps; DIR "
+                          "must be new, empty or a previous report")
     evaluate.set_defaults(run=cli_models.evaluate_command)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int
-from gym_tictactoe.extras import MissingExtra
+from gym_tictactoe.extras import MissingExtra, require
 from gym_tictactoe.opponents import PolicyOpponent
 from gym_tictactoe.seeding import check_seed
 
@@ -64,11 +64,14 @@ def one_torch_thread(kinds: list[str]) -> Iterator[None]:
 def evaluate_command(args: argparse.Namespace) -> int:
     """``evaluate PATH``: one model, exactly. ``evaluate PATH PATH``: two models of one board
     against each other in both seats, and each one's exact measures."""
+    from gym_tictactoe.evaluation import evaluate
     from gym_tictactoe.report import evaluating_message, format_summary, summarize
 
     paths = args.paths
     if len(paths) > 2:
         return _error(f"give one model to evaluate or two to play each other; got {len(paths)}")
+    if args.report is not None and len(paths) != 1:
+        return _error(f"--report takes one model; got {len(paths)}")
     try:
         loaded = [load(path) for path in paths]
     except MissingExtra as error:
@@ -80,6 +83,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
     if len(loaded) == 2 and boards[0] is not boards[1]:
         return _error(f"{paths[0]} plays the {boards[0].name} board and {paths[1]} the "
                       f"{boards[1].name} board: two models must play the same board")
+    if args.report is not None and (refused := _check_report(args.report, boards[0])) is not None:
+        return refused
     with one_torch_thread([kind for _, kind in loaded]):
         if len(loaded) == 2:
             print(format_match(paths, [policy for policy, _ in loaded], args.games, args.seed))
@@ -87,7 +92,41 @@ def evaluate_command(args: argparse.Namespace) -> int:
         for path, (policy, kind) in zip(paths, loaded, strict=True):
             print(f"{path}: {kind} model")
             print(evaluating_message(args.games, board_of(policy)), flush=True)
-            print(format_summary(summarize(policy, games=args.games, seed=args.seed)))
+            report = None if args.report is None else evaluate(policy)
+            summary = summarize(policy, games=args.games, seed=args.seed, report=report)
+            print(format_summary(summary))
+            if args.report is not None:
+                return _write_report(policy, path, args.report, report, summary)
+    return 0
+
+
+def _check_report(directory: str, rules: game.Rules) -> int | None:
+    """None when ``--report directory`` can be written for a model of ``rules``'s board, else
+    the exit code, after saying why not (before the evaluation's minutes on a big board)."""
+    from gym_tictactoe.policy_report import check_destination
+
+    try:
+        rules.check_solvable("--report")
+        check_destination(directory)
+        require("matplotlib", "plot", "--report")
+    except MissingExtra as error:
+        print(f"gym-tictactoe evaluate: error: {error}", file=sys.stderr)
+        return EXIT_MISSING_EXTRA
+    except ValueError as error:
+        return _error(str(error))
+    return None
+
+
+def _write_report(policy: Any, path: str, directory: str, report: Any,
+                  summary: dict[str, Any]) -> int:
+    from gym_tictactoe.policy_report import write_report
+
+    try:
+        index = write_report(policy, directory, report=report, summary=summary, title=path)
+    except (OSError, ValueError) as error:
+        detail = getattr(error, "strerror", None) or error
+        return _error(f"cannot write the report to {directory}: {detail}")
+    print(f"report: {index}")
     return 0
 
 

@@ -305,6 +305,15 @@ class Report:
         """NashConv, from the seats' expected results (see ``exploitability``)."""
         return nash_conv(self.best_response)
 
+    def __repr__(self) -> str:
+        """One line: the results per seat, the rate and the number of blunders (the dataclass's
+        own repr lists every blunder, 150 KB for a weak policy)."""
+        seats = ", ".join(f"{seat}={r.result!r}" for seat, r in self.best_response.items())
+        rate = self.move_rate
+        return (f"Report({seats}, optimal_move_rate={rate.rate:.4f}, "
+                f"blunders={rate.n_blunders}/{rate.positions}, "
+                f"exploitability={self.exploitability:.4f}, perfect={self.perfect})")
+
     def as_dict(self, max_blunders: int = 5) -> dict[str, Any]:
         """JSON-friendly: results and lines per seat, the rate, and the first few blunders."""
         rate = self.move_rate

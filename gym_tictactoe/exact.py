@@ -285,6 +285,11 @@ class MoveRate:
     def optimal(self) -> int:
         return self.positions - self.n_blunders
 
+    def __repr__(self) -> str:
+        """One line; ``blunders`` holds up to ``MAX_BLUNDERS`` of them (read it for those)."""
+        return (f"MoveRate(rate={self.rate:.4f}, positions={self.positions}, "
+                f"n_blunders={self.n_blunders}, blunders=<{len(self.blunders)} listed>)")
+
 
 def move_rate(rules: Rules, moves: npt.NDArray) -> MoveRate:
     """The optimal-move rate of a moves table (``evaluation.optimal_move_rate``)."""

@@ -48,19 +48,24 @@ def describe(entry: Entry) -> str:
     return "a string" if entry.kind == "U" else np.dtype(f"{entry.kind}{entry.itemsize}").name
 
 
-def check_directory(file: BinaryIO, members: int, bad: Bad) -> None:
-    """Refuse a zip whose directory is not that of ``members`` arrays, before ``zipfile`` reads
-    it: zipfile keeps an object per entry, so a directory of many tiny entries costs several
-    times the file's size. numpy's files end with a plain record, without a comment."""
+def check_directory(file: BinaryIO, members: int, bad: Bad, exact: bool = True) -> None:
+    """Refuse a zip whose directory is not that of ``members`` arrays (at most ``members``
+    entries when not ``exact``), before ``zipfile`` reads it: zipfile keeps an object per entry,
+    so a directory of many tiny entries costs several times the file's size. Our writers
+    (zipfile, numpy) end a file with a plain end record, without a comment."""
     if file.seek(0, os.SEEK_END) < _END.size:
         raise bad("it is too short to be a zip archive")
     file.seek(-_END.size, os.SEEK_END)
     signature, _, _, here, total, size, _, comment = _END.unpack(file.read(_END.size))
     file.seek(0)
     if signature != b"PK\x05\x06" or comment:
-        raise bad("it does not end with a plain zip directory record")
-    if here != members or total != members or size > members * DIRECTORY_ENTRY_BYTES:
-        raise bad(f"its zip directory lists {total} entries in {size:,} bytes, not {members}")
+        raise bad("not a readable zip archive, perhaps truncated or damaged (it does not end "
+                  "with a plain directory record)")
+    if size > members * DIRECTORY_ENTRY_BYTES or (
+            here != members or total != members if exact else max(here, total) > members):
+        ours = members if exact else f"at most {members}"
+        raise bad(f"its zip directory lists {total:,} entries in {size:,} bytes; ours hold "
+                  f"{ours}")
 
 
 def read_entry(archive: zipfile.ZipFile, key: str, entry: Entry, bad: Bad) -> npt.NDArray:

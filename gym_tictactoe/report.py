@@ -16,9 +16,11 @@ REPORT_OPPONENTS = ("random", "heuristic", "minimax")
 UNSOLVED_OPPONENTS = ("random", "heuristic")
 
 
-def summarize(policy: Policy, games: int = 200, seed: int = 0) -> dict[str, Any]:
+def summarize(policy: Policy, games: int = 200, seed: int = 0,
+              report: Report | None = None) -> dict[str, Any]:
     """JSON-friendly: per-opponent results by seat, and on a solved board the best response per
-    seat and the optimal-move rate (the board: the policy's own ``rules``, else 3x3)."""
+    seat and the optimal-move rate (the board: the policy's own ``rules``, else 3x3).
+    ``report``: the policy's ``evaluate`` result when already computed (not computed again)."""
     rules = board_of(policy)
     opponents = REPORT_OPPONENTS if rules.solvable else UNSOLVED_OPPONENTS
     table = results_table(policy, opponents, n=games, seed=seed, **rules.kwargs)
@@ -27,7 +29,9 @@ def summarize(policy: Policy, games: int = 200, seed: int = 0) -> dict[str, Any]
         "results": {name: {seat: record.as_dict() for seat, record in seats.items()}
                     for name, seats in table.items()},
     }
-    return {**summary, **evaluate(policy).as_dict()} if rules.solvable else summary
+    if not rules.solvable:
+        return summary
+    return {**summary, **(evaluate(policy) if report is None else report).as_dict()}
 
 
 def evaluating_message(games: int, rules: game.Rules = game.TICTACTOE) -> str:

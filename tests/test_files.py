@@ -11,10 +11,10 @@ import signal
 import stat
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
+from thread_helpers import in_thread
 
 from gym_tictactoe.files import NotRegularFile, atomic_path, existing_file, open_regular
 
@@ -248,23 +248,6 @@ def test_existing_file_names_a_device_behind_a_link_without_opening_it(tmp_path)
     with pytest.raises(NotRegularFile, match=r"model.zip is not a regular file but a character "
                                              r"device, so not a model file"):
         existing_file(tmp_path / "model.zip", "model file")
-
-
-def in_thread(function, seconds: float = 30) -> tuple[threading.Thread, dict]:
-    """Runs ``function()``; its result or exception, and the thread: still alive after
-    ``seconds`` when it hangs (the test then fails instead of hanging)."""
-    outcome: dict = {}
-
-    def run() -> None:
-        try:
-            outcome["value"] = function()
-        except BaseException as error:  # handed to the test's thread
-            outcome["error"] = error
-
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    worker.join(seconds)
-    return worker, outcome
 
 
 def unblock(fifo: Path) -> None:

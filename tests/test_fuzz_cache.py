@@ -13,7 +13,6 @@ import signal
 import stat
 import subprocess
 import sys
-import threading
 import tracemalloc
 import warnings
 import zipfile
@@ -23,6 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
+import thread_helpers
 
 from gym_tictactoe import cache, game, solver
 
@@ -58,17 +58,7 @@ def cache_path(tmp_path, monkeypatch) -> Path:
 
 def in_thread(function: Callable, seconds: float) -> dict:
     """``function()``'s result or error; ``{"hung": True}`` if it had not returned in time."""
-    outcome: dict = {}
-
-    def run() -> None:
-        try:
-            outcome["value"] = function()
-        except BaseException as error:  # handed to the test's thread
-            outcome["error"] = error
-
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    worker.join(seconds)
+    worker, outcome = thread_helpers.in_thread(function, seconds)
     return {"hung": True} if worker.is_alive() else outcome
 
 
@@ -105,6 +95,7 @@ def test_a_link_to_a_named_pipe_in_the_cache_is_neither_read_nor_replaced(cache_
 DEVICE_ENTRY = """
 import os, resource, sys, tempfile, warnings
 resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))  # a regression: MemoryError
+
 from gym_tictactoe import cache, game, solver
 folder, real_replace, real_mkstemp = os.environ[cache.ENV_VAR], os.replace, tempfile.mkstemp
 
@@ -144,6 +135,7 @@ def test_a_link_to_dev_zero_in_the_cache_is_never_read(tmp_path):
 
 KILLED_CACHE_WRITER = """
 import os, signal
+
 from gym_tictactoe import cache, game, solver
 
 def half(handle, **arrays):  # killed mid-write: no finally runs, as with kill -9
