@@ -231,3 +231,30 @@ def test_improved_policy_follows_the_values_the_search_found():
     assert target[0].argmax() == 2 and target[0, 2] > 0.95
     assert target[0, 2] > found.visits[0, 2] / found.visits.sum()  # sharper than the visits
     assert (target[roots != 0] == 0).all() and target.sum() == pytest.approx(1.0)
+
+
+def test_mutated_files_load_correctly_or_are_refused_in_one_line(tmp_path):
+    import warnings
+
+    from zip_helpers import mutate
+
+    from agents.models import load_policy
+
+    net = PolicyValueNet(NetworkSettings(4, 1))
+    original = files.save(tmp_path / "model.npz", net, game.TICTACTOE)
+    expected = files.load(original).net.state_dict()
+    rng, data, refused = np.random.default_rng(0), original.read_bytes(), 0
+    path = tmp_path / "mutated.npz"
+    for _ in range(150):
+        path.write_bytes(mutate(data, rng))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                policy, _ = load_policy(path)
+        except (ValueError, FileNotFoundError) as error:
+            assert "\n" not in str(error) and str(path) in str(error), str(error)
+            refused += 1
+            continue
+        loaded = policy.net.state_dict()
+        assert all(np.array_equal(loaded[k].numpy(), expected[k].numpy()) for k in expected)
+    assert refused > 75  # most mutations do break the file

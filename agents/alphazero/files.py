@@ -29,6 +29,7 @@ from agents.alphazero.network import (
 )
 from agents.archives import open_zip
 from gym_tictactoe import game
+from gym_tictactoe.checks import check_int
 from gym_tictactoe.files import atomic_path
 from gym_tictactoe.npz import Entry, array_entry, read_entry
 
@@ -97,8 +98,8 @@ def load(path: str | os.PathLike, rules: game.Rules | None = None) -> Model:
 def _header(text: npt.NDArray, bad: Any) -> dict[str, Any]:
     try:
         header = json.loads(str(text))
-    except ValueError as error:
-        raise bad(f"its header is not JSON ({error})") from None
+    except (ValueError, RecursionError) as error:
+        raise bad(f"its header is not JSON ({str(error)[:80]})") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         found = header.get("format") if isinstance(header, dict) else None
         raise bad(f"its header's format is {str(found)[:80]!r}")
@@ -111,8 +112,7 @@ def _check_header(header: dict[str, Any], bad: Any
     try:
         board = game.rules(**_fields(header, "board", ("rows", "cols", "win_length")))
         settings = NetworkSettings(**_fields(header, "network", ("channels", "blocks")))
-        if not isinstance(header.get("games"), int) or header["games"] < 0:
-            raise ValueError(f"games must be a count; got {str(header.get('games'))[:40]}")
+        check_int(header.get("games"), "games", 0)
     except (TypeError, ValueError) as error:
         raise bad(f"its header is wrong: {error}") from None
     expected = expected_shapes(settings)
