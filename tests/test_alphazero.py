@@ -169,7 +169,7 @@ def test_another_algorithms_file_is_refused(tmp_path):
         files.load(tmp_path / "empty.zip")
 
 
-@pytest.mark.parametrize("value", [0, -3, 1.5, True, "8", None])
+@pytest.mark.parametrize("value", [0, -3, 10_001, 1.5, True, "8", None])
 def test_max_simulations_must_be_a_positive_integer(value):
     with pytest.raises(ValueError, match="max_simulations must be an integer from 1"):
         AlphaZeroSettings(play=PlaySettings(simulations=value))
@@ -258,3 +258,14 @@ def test_mutated_files_load_correctly_or_are_refused_in_one_line(tmp_path):
         loaded = policy.net.state_dict()
         assert all(np.array_equal(loaded[k].numpy(), expected[k].numpy()) for k in expected)
     assert refused > 75  # most mutations do break the file
+
+
+def test_search_answers_in_memory_bounded_batches_alike(monkeypatch):
+    from agents.alphazero import policy as module
+
+    policy = AlphaZeroPolicy(PolicyValueNet(NetworkSettings(4, 1)), game.TICTACTOE, 6)
+    boards = np.zeros((5, 9), np.int8)
+    boards[np.arange(5), np.arange(5)] = 1
+    whole = policy.act_batch(boards, boards == 0)
+    monkeypatch.setattr(module, "SEARCH_BYTES", 17 * 7 * 9 * 2)  # two trees per batch
+    np.testing.assert_array_equal(policy.act_batch(boards, boards == 0), whole)

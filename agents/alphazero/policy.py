@@ -20,8 +20,11 @@ from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, check_number
 from gym_tictactoe.game import Rules
 
-RAW_CHUNK, SEARCH_CHUNK = 8192, 1024  # positions per network call / per batch of trees
-MAX_SIMULATIONS = 100_000
+RAW_CHUNK = 8192  # positions per network call
+# The trees of one batch take about 17 bytes per node and cell (search.Trees): batches are cut
+# to this many bytes, one tree at least (10,000 simulations on 15x15: 38 MB).
+SEARCH_BYTES = 256 * 2**20
+MAX_SIMULATIONS = 10_000
 
 
 class AlphaZeroPolicy:
@@ -43,7 +46,8 @@ class AlphaZeroPolicy:
         """The cells played on each of ``observations`` (N, cells), in chunks of positions."""
         boards = np.asarray(observations, dtype=np.int8).reshape(-1, self.rules.n_cells)
         legal = np.asarray(masks).reshape(boards.shape).astype(bool)
-        chunk = RAW_CHUNK if self.max_simulations is None else SEARCH_CHUNK
+        chunk = RAW_CHUNK if self.max_simulations is None else max(
+            1, SEARCH_BYTES // (17 * (self.max_simulations + 1) * self.rules.n_cells))
         cells = np.empty(len(boards), dtype=np.int64)
         for first in range(0, len(boards), chunk):
             part = slice(first, first + chunk)
