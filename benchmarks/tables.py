@@ -21,6 +21,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
 import speed_table
+from speed_table import markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -33,12 +34,6 @@ ALGO_NAMES = {"dqn": "DQN", "maskable-ppo": "MaskablePPO", "ppo": "PPO", "q": "t
 
 def load(results: Path, name: str) -> dict[str, Any]:
     return json.loads((results / name).read_text())
-
-
-def markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A Markdown table, one line per row, with a newline at the end."""
-    lines = [header, ["---"] * len(header), *rows]
-    return "".join("| " + " | ".join(cells) + " |\n" for cells in lines)
 
 
 def percent(rate: float, digits: int = 2) -> str:
@@ -227,6 +222,7 @@ def _spread(counts: list[int | None], unit: str) -> str:
 TABLES: dict[str, Callable[[Path], str]] = {
     "q-seeds": q_seeds, "q-boards": q_boards, "sb3-timesteps": sb3_timesteps,
     "ablation": ablation, "self-play": self_play, "speed": speed_table.speed,
+    "mcts": speed_table.mcts,
     "headline": headline,
 }
 

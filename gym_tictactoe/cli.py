@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from gym_tictactoe import cli_models, cli_play, game
+from gym_tictactoe import cli_models, cli_play, game, ratings
 from gym_tictactoe.arguments import (
     board_arg,
     model_file,
@@ -130,12 +130,15 @@ def _add_arena(subparsers: argparse._SubParsersAction) -> None:
         "arena", help="players against each other, every pairing and seat",
         description="Every player meets every player (itself included) as X and as O. A player "
         "is any opponent spec train.py --opponent takes, e.g. 'epsilon:epsilon=0.3,inner="
-        "heuristic' or 'random+minimax*2'.",
+        "heuristic' or 'random+minimax*2'. After the table: Elo ratings from a Bradley-Terry "
+        "fit of the results (a draw half a win; the first player rated 0; needs the 'ratings' "
+        "extra, choix).",
     )
-    arena.add_argument("--players", type=player_list, default=list(ARENA_PLAYERS),
+    arena.add_argument("--players", type=player_list, default=None,
                        help="comma-separated specs; a key=value after a comma belongs to the "
                        f"player before it (names: {', '.join(player_names())}; default: "
-                       f"{','.join(ARENA_PLAYERS)})")
+                       f"{','.join(ARENA_PLAYERS)}, with alphabeta for minimax on boards over "
+                       "16 cells)")
     arena.add_argument("--games", type=positive_int, default=100,
                        help="games per ordered pairing (default: 100, a few seconds)")
     arena.add_argument("--seed", type=seed_arg, default=0,
@@ -146,6 +149,9 @@ def _add_arena(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _arena_command(args: argparse.Namespace) -> int:
+    if args.players is None:  # minimax needs a solved board: search stands in beyond
+        args.players = [name if args.board.solvable or name != "minimax" else "alphabeta"
+                        for name in ARENA_PLAYERS]
     players = players_for(args.players, args.board, "arena")
     if players is None:
         return 2
@@ -160,7 +166,23 @@ def _arena_command(args: argparse.Namespace) -> int:
     for x_name, o_name, tally in rows:
         counts = " ".join(f"{tally[name]:>7}" for name in RESULTS.values())
         print(f"{x_name:<{width}} {o_name:<{width}} {counts}")
+    _print_ratings(args.players, rows)
     return 0
+
+
+def _print_ratings(players: Sequence[str], rows: list[tuple[str, str, dict]]) -> None:
+    """Elo ratings of the players (a Bradley-Terry fit, ``ratings``), or one line saying why
+    not: choix missing. Nothing with fewer than two distinct players."""
+    names = list(dict.fromkeys(players))
+    if len(names) < 2:
+        return
+    try:
+        table = ratings.ratings_table(ratings.elo_ratings(names, rows))
+    except MissingExtra as error:
+        print(f"\ngym-tictactoe arena: no Elo ratings: {error}", file=sys.stderr)
+        return
+    print(f"\nElo ratings (Bradley-Terry fit, a draw half a win; {names[0]} = 0):")
+    print("\n".join(table))
 
 
 def arena(players: Sequence[str], games: int, seed: int | None,

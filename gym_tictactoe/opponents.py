@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, check_number, is_number
+from gym_tictactoe.mcts import MCTSPlayer
 from gym_tictactoe.players import (
     BatchPlayer,
     Boards,
@@ -275,7 +276,8 @@ class _Combined:
 OPPONENTS: dict[str, type] = {
     cls.name: cls
     for cls in (RandomOpponent, MinimaxOpponent, AlphaBetaPlayer, EpsilonOpponent,
-                HeuristicOpponent, MonteCarloOpponent, MixtureOpponent, PolicyOpponent)
+                HeuristicOpponent, MonteCarloOpponent, MCTSPlayer, MixtureOpponent,
+                PolicyOpponent)
 }
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from gym_tictactoe import cache, game, solver
 from gym_tictactoe.env import TicTacToeEnv
+from gym_tictactoe.mcts import MCTSPlayer
 from gym_tictactoe.opponents import (
     EpsilonOpponent,
     HeuristicOpponent,
@@ -48,6 +49,7 @@ MAKERS: dict[str, Callable[..., Any]] = {
     "heuristic": HeuristicOpponent,
     "epsilon": lambda **kw: EpsilonOpponent(0.1, "random", **kw),
     "montecarlo": MonteCarloOpponent,
+    "mcts": MCTSPlayer,
     "mixture": lambda **kw: MixtureOpponent(["random"], **kw),
     "policy": lambda **kw: PolicyOpponent(lambda obs, mask: 0, **kw),
     "make_opponent": lambda **kw: make_opponent("heuristic", **kw),

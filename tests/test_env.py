@@ -63,7 +63,8 @@ def rollout(env, seed, n_episodes=6):
     return trace
 
 
-@pytest.mark.parametrize("opponent", ["random", "minimax", "montecarlo", "epsilon"])
+@pytest.mark.parametrize("opponent", ["random", "minimax", "montecarlo", "epsilon",
+                                      "mcts:max_simulations=100"])
 def test_same_seed_same_episodes(opponent):
     make = lambda: gym.make("TicTacToe-v0", opponent=opponent, agent_mark="random")  # noqa: E731
     first, second = rollout(make(), seed=3), rollout(make(), seed=3)

@@ -35,9 +35,9 @@ def play_game(x_player, o_player, rng) -> int:
     return game.winner(code)
 
 
-def test_there_are_eight_named_opponents():
+def test_there_are_nine_named_opponents():
     assert set(OPPONENTS) == {"random", "minimax", "alphabeta", "epsilon", "heuristic",
-                              "montecarlo", "mixture", "policy"}
+                              "montecarlo", "mcts", "mixture", "policy"}
 
 
 def test_alphabeta_is_built_for_the_env_board_and_refused_on_another():
