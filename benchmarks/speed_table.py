@@ -142,19 +142,3 @@ def _fixed_rows(data: dict[str, Any], status: dict[str, dict[str, Any]],
                  f"≤ 0.2 s {met('import <= 0.2 s')}"])
     return rows
 
-
-def mcts(results: Path) -> str:
-    """``mcts`` against OpenSpiel's MCTSBot: score per seat and simulations a second, per board
-    (``benchmarks/mcts.py``)."""
-    boards = json.loads((results / "mcts.json").read_text())["boards"]
-    rows = []
-    for board in boards:
-        seats = {seat: sum(scores) / len(scores) for seat, scores in board["score_by_seat"].items()}
-        ours, theirs = board["speed"]["ours"], board["speed"]["openspiel"]
-        rows.append([board["board"], f"{board['simulations_per_move']:,}", str(board["games"]),
-                     f"{100 * board['score']:.0f}% ({100 * seats['X']:.0f}% / "
-                     f"{100 * seats['O']:.0f}%)",
-                     f"{ours['per_second']:,} / {theirs['per_second']:,}",
-                     ratio(board["speed_ratio"])])
-    return markdown(["board", "simulations a move", "games", "mcts score (as X / as O)",
-                     "simulations/s: mcts / MCTSBot", "ratio"], rows)
