@@ -227,7 +227,7 @@ class StonePosition:
         rules = self.rules
         if rules.solvable:  # a table of every bit mask's cells beats NumPy's call overhead
             free = rules.full_mask & ~(self.bits[game.X] | self.bits[game.O])
-            return _cells_of_masks(rules.n_cells)[free]
+            return cells_of_masks(rules.n_cells)[free]
         return np.flatnonzero(self.cells == game.EMPTY)
 
     def mask(self) -> npt.NDArray[np.int8]:
@@ -245,7 +245,7 @@ class StonePosition:
 
 
 @cache
-def _cells_of_masks(n_cells: int) -> list[tuple[int, ...]]:
+def cells_of_masks(n_cells: int) -> list[tuple[int, ...]]:
     """For every bit mask of ``n_cells`` bits (at most 2**16 of them), its set bits in order."""
     masks: list[tuple[int, ...]] = [()]
     for cell in range(n_cells):

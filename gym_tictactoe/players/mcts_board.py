@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
+from gym_tictactoe.game.positions import cells_of_masks
 
 State = tuple[int, int, int, int, int]
 FULL_WIDTH_CELLS = 64  # as the alpha-beta player: up to 8 x 8 every empty cell is a candidate
@@ -115,7 +116,7 @@ class SearchBoard:
     def cells(self, mask: int) -> list[int]:
         """The cells of a bit mask, increasing."""
         if self.n_cells <= 16:
-            return list(_cells_of_masks(self.n_cells)[mask])
+            return list(cells_of_masks(self.n_cells)[mask])
         found = []
         while mask:
             low = mask & -mask
@@ -177,15 +178,6 @@ class SearchBoard:
 
 def _bits(where: Any) -> int:
     return sum(1 << int(c) for c in np.flatnonzero(where))
-
-
-@cache
-def _cells_of_masks(n_cells: int) -> list[tuple[int, ...]]:
-    """For every bit mask of ``n_cells`` bits (at most 2**16 of them), its set bits in order."""
-    masks: list[tuple[int, ...]] = [()]
-    for cell in range(n_cells):
-        masks += [cells + (cell,) for cells in masks]
-    return masks
 
 
 @cache
