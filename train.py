@@ -31,9 +31,15 @@ from agents.run_config import (
 )
 from agents.run_folder import OutputError, RunFolder, check_stem
 from gym_tictactoe import game
-from gym_tictactoe.arguments import board_arg, opponent_spec, positive_int, probability, seed_arg
+from gym_tictactoe.cli.arguments import (
+    board_arg,
+    opponent_spec,
+    positive_int,
+    probability,
+    seed_arg,
+)
 from gym_tictactoe.extras import MissingExtra, require
-from gym_tictactoe.opponents import parse_opponent
+from gym_tictactoe.players.opponents import parse_opponent
 
 # Exit codes: 0 done, 1 an optional dependency missing, 2 a usage error (or a --snapshot that is
 # no model of ours), 3 the run's files could not be written (a full disk...): nothing was kept.
@@ -51,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timesteps", type=positive_int, default=None,
                         help=f"SB3 budget in agent timesteps (default: {TIMESTEPS})")
     parser.add_argument("--episodes", type=positive_int, default=None,
-                        help=f"Q-learning budget in episodes (default: {EPISODES})")
+                        help=f"Q-learning budget in episodes, AlphaZero's in self-play games "
+                             f"(default: {EPISODES})")
     parser.add_argument("--opponent", type=training_opponent, default=None,
                         help="'self' (self-play) or an opponent spec, e.g. 'minimax' or "
                              "'random+heuristic+minimax*2' (default: the algorithm's "
@@ -68,8 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--n-envs", type=positive_int, default=None,
                         help="SB3 parallel envs (default: the algorithm's own)")
     parser.add_argument("--canonical", action=argparse.BooleanOptionalAction, default=None,
-                        help="SB3: show the network every board in its canonical orientation "
-                             "(default: on)")
+                        help="SB3: the network sees each board canonically oriented (default: on)")
     parser.add_argument("--start", choices=("empty", "random"), default=None,
                         help="where training episodes begin; 'random' (exploring starts, the "
                              "default) draws a position for --start-probability of them")
@@ -79,13 +85,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--eval-every", type=positive_int, default=None,
                         help="checkpoint period: episodes for q (default 1000), timesteps for "
                              "SB3 (default 10000; 100000 on boards over 12 cells)")
+    add_output_flags(parser)
+    return parser
+
+
+def add_output_flags(parser: argparse.ArgumentParser) -> None:
+    """The final games, the run folder and the progress bar."""
     parser.add_argument("--games", type=positive_int, default=200,
                         help="final games per opponent and seat (default: 200)")
     parser.add_argument("--out", type=Path, default=Path("runs"), help="output root (runs)")
     parser.add_argument("--name", default=None, help="run folder name before its number _N "
                         "(default: ALGO[-BOARD]-seedSEED)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    return parser
 
 
 def add_self_play_flags(parser: argparse.ArgumentParser) -> None:
@@ -113,11 +124,15 @@ def training_opponent(text: str) -> str:
 def check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """A flag of the other kind of algorithm, or of self-play without it, is a usage error."""
     sb3_only = ("--timesteps", "--n-envs", "--canonical")
-    for flag in sb3_only if args.algo == "q" else ("--episodes",):
+    if args.algo == "alphazero" and args.opponent is not None:
+        parser.error("--opponent does not apply to --algo alphazero: it learns from its own "
+                     "self-play games only")
+    for flag in sb3_only if args.algo in ("q", "alphazero") else ("--episodes",):
         if getattr(args, flag.strip("-").replace("-", "_")) is not None:
-            parser.error(f"{flag} does not apply to --algo {args.algo}: Q-learning counts "
-                         "--episodes (and sees every symmetry of a position as one entry), the "
-                         "SB3 algorithms --timesteps on --n-envs boards with --canonical")
+            parser.error(f"{flag} does not apply to --algo {args.algo}: Q-learning and "
+                         "AlphaZero count --episodes (Q-learning sees every symmetry of a "
+                         "position as one entry), the SB3 algorithms --timesteps on --n-envs "
+                         "boards with --canonical")
     if args.start == "empty" and args.start_probability is not None:
         parser.error("--start-probability applies to --start random only")
     flags = ("--pool", "--refresh-every", "--snapshot", "--mix", "--mix-share")

@@ -24,3 +24,10 @@ def start_options(start: str | None = None, probability: float | None = None,
         options["start_probability"] = (probability if probability is not None
                                         else defaults.get("start_probability", 1.0))
     return options
+
+
+def next_mark(count: int, mark: int, every: int) -> int:
+    """The multiple of ``every`` after ``mark`` that lies beyond ``count``: the next time an
+    every-N action is due once it was due at ``mark`` and ``count`` has been reached (a chunk of
+    episodes or a vector step of n_envs timesteps may pass more than one multiple)."""
+    return mark + every * (1 + (count - mark) // every)

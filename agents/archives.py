@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from gym_tictactoe.files import open_regular
-from gym_tictactoe.npz import check_directory
+from gym_tictactoe.files.npz import check_directory
 
 try:
     from lzma import LZMAError

@@ -1,7 +1,8 @@
 """Load any model file this project writes as a Policy, telling the kinds apart by content.
 
-Both kinds are zip archives: a Q-table ``.npz`` (``QLearningAgent.save``) holds ``format.npy``;
-an SB3 model (``agents.sb3_files.save_model``) holds SB3's members and our ``gym_tictactoe.json``.
+All kinds are zip archives: a Q-table ``.npz`` (``QLearningAgent.save``) holds ``format.npy``;
+an SB3 model (``agents.sb3_files.save_model``) holds SB3's members and our ``gym_tictactoe.json``;
+an AlphaZero ``.npz`` (``agents.alphazero.files.save``) holds ``alphazero.npy``.
 """
 
 from __future__ import annotations
@@ -9,18 +10,21 @@ from __future__ import annotations
 import os
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from agents.archives import open_zip
 from gym_tictactoe.evaluation import Policy
 from gym_tictactoe.extras import require
 from gym_tictactoe.files import existing_file
 
-EXPECTED = ("a Q-table .npz written by QLearningAgent.save or an SB3 .zip written by "
-            "agents.sb3_files.save_model (train.py writes either)")
+EXPECTED = ("a Q-table .npz written by QLearningAgent.save, an SB3 .zip written by "
+            "agents.sb3_files.save_model or an AlphaZero .npz written by "
+            "agents.alphazero.files.save (train.py writes each)")
 
 
 def model_kind(path: str | os.PathLike) -> str:
-    """``"q"`` or ``"sb3"``; FileNotFoundError or a ValueError saying what was expected."""
+    """``"q"``, ``"sb3"`` or ``"alphazero"``; FileNotFoundError or a ValueError saying what was
+    expected."""
     path = existing_file(path, "model file")
     with open_zip(path, partial(_not_a_model, path), "model file") as archive:
         names = set(archive.namelist())
@@ -28,6 +32,8 @@ def model_kind(path: str | os.PathLike) -> str:
         return "q"
     if "gym_tictactoe.json" in names:
         return "sb3"
+    if "alphazero.npy" in names:
+        return "alphazero"
     raise ValueError(f"{path} is a zip archive but not one of ours; expected {EXPECTED}")
 
 
@@ -35,16 +41,26 @@ def _not_a_model(path: Path, problem: str) -> ValueError:
     return ValueError(f"{path} is not a model file: {problem}; expected {EXPECTED}")
 
 
-def load_policy(path: str | os.PathLike, *, stochastic: bool = False) -> tuple[Policy, str]:
-    """The policy stored at ``path`` and its kind (``"q"`` or the SB3 algorithm's name).
+def load_policy(path: str | os.PathLike, *, stochastic: bool = False,
+                max_simulations: int | None = None) -> tuple[Policy, str]:
+    """The policy stored at ``path`` and its kind (``"q"``, ``"alphazero"`` or the SB3
+    algorithm's name).
 
+    ``max_simulations``: an AlphaZero network plays through a PUCT search of that many
+    simulations (deterministic); None plays the raw network, greedy on its prior.
     ``stochastic=True``: a (Maskable)PPO model's own action distribution over the legal cells
     (``ModelPolicy(stochastic=True)``), measured by ``gym_tictactoe.evaluation`` as the
     stochastic policy it is; a Q-table or DQN model has none (ValueError).
     FileNotFoundError, ValueError for a file that is not a model of ours, and
     ``gym_tictactoe.extras.MissingExtra`` when an SB3 model meets an install without the extra.
     """
-    if model_kind(path) == "q":
+    kind = model_kind(path)
+    if max_simulations is not None and kind != "alphazero":
+        raise ValueError(f"{path} is a {kind} model, which has no search: max_simulations is "
+                         "for AlphaZero models")
+    if kind == "alphazero":
+        return _alphazero(path, stochastic, max_simulations), kind
+    if kind == "q":
         from agents.q_learning import QLearningAgent
 
         if stochastic:
@@ -62,3 +78,21 @@ def load_policy(path: str | os.PathLike, *, stochastic: bool = False) -> tuple[P
     policy = ModelPolicy(build_policy(model.network, model.weights), model.algo,
                          rules=model.rules, canonical=model.canonical, stochastic=stochastic)
     return policy, model.algo
+
+
+def torch_threads(count: int) -> Any:
+    """``agents.sb3.torch_threads`` (torch imported only when an SB3 model plays)."""
+    from agents.sb3 import torch_threads as threads
+
+    return threads(count)
+
+
+def _alphazero(path: str | os.PathLike, stochastic: bool, max_simulations: int | None) -> Policy:
+    if stochastic:
+        raise ValueError(f"{path} is an AlphaZero model, which plays its greedy move "
+                         "(stochastic=True is for (maskable-)ppo)")
+    require("torch", "sb3", "loading an AlphaZero model")
+    from agents.alphazero import AlphaZeroPolicy, load
+
+    model = load(path)
+    return AlphaZeroPolicy(model.net, model.rules, max_simulations)

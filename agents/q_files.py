@@ -25,7 +25,7 @@ import numpy.typing as npt
 from agents.archives import MAX_FILE_BYTES, check_compression, open_zip
 from gym_tictactoe import game
 from gym_tictactoe.files import atomic_path, open_regular
-from gym_tictactoe.npz import Entry, _header, array_entry, describe, read_entry
+from gym_tictactoe.files.npz import Entry, _header, array_entry, describe, read_entry
 
 FORMAT = "gym_tictactoe.q_learning/1"
 TABLE_SHAPE = (game.N_CODES, game.N_CELLS)

@@ -20,7 +20,7 @@ import platform
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from functools import partial
 from importlib import metadata
 from pathlib import Path
@@ -33,12 +33,11 @@ from agents.run_config import (
     CHECKPOINT_OPPONENTS,
     UNSOLVED_OPPONENT,
     RunConfig,
+    Trained,
     env_options,
 )
 from agents.run_folder import RunFolder
-from gym_tictactoe.extras import MissingExtra
-from gym_tictactoe.files import atomic_path
-from gym_tictactoe.report import (
+from gym_tictactoe.evaluation.report import (
     checkpoint_message,
     checkpoint_result,
     curve_entry,
@@ -47,6 +46,8 @@ from gym_tictactoe.report import (
     games_entry,
     summarize,
 )
+from gym_tictactoe.extras import MissingExtra
+from gym_tictactoe.files import atomic_path
 
 Announce = Callable[[str], Any]
 
@@ -84,18 +85,6 @@ class Checkpointer:
     @property
     def first_perfect(self) -> int | None:
         return next((e[self.config.clock] for e in self.curve if e.get("perfect")), None)
-
-
-@dataclass
-class Trained:
-    """What a trainer hands on: the policy, how to save it, the model file's name, the opponent
-    it trained against and the settings that applied."""
-
-    policy: Any
-    save: Callable[[Path], Any]
-    model_file: str
-    opponent: str
-    settings: dict[str, Any]
 
 
 def default_opponent(config: RunConfig, algorithm_default: str) -> str:
@@ -171,7 +160,14 @@ def train_sb3(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> 
                    "model.zip", opponent, settings)
 
 
-TRAINERS = {"q": train_q, "sb3": train_sb3}
+def train_alphazero(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trained:
+    """AlphaZero self-play (``agents.alphazero.run``; torch is imported only here)."""
+    from agents.alphazero.run import train
+
+    return train(config, checkpoint, pool)
+
+
+TRAINERS = {"q": train_q, "sb3": train_sb3, "alphazero": train_alphazero}
 
 
 def snapshot_pool(config: RunConfig) -> Any:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,15 +14,16 @@ from typing import Any
 from agents import EXPLORING_STARTS, start_options
 from gym_tictactoe import game
 
-ALGOS = ("q", "maskable-ppo", "ppo", "dqn")
+ALGOS = ("q", "maskable-ppo", "ppo", "dqn", "alphazero")
 ALGO_NAMES = {"q": "tabular Q-learning", "maskable-ppo": "MaskablePPO", "ppo": "PPO",
-              "dqn": "DQN"}
+              "dqn": "DQN", "alphazero": "AlphaZero"}
 EPISODES, TIMESTEPS = 200_000, 300_000  # SB3: benchmarks/training.py's budget
-EVAL_EVERY = {"q": 1000, "sb3": 10_000}
+# AlphaZero counts self-play games as its episodes: its exact checkpoint is one network call.
+EVAL_EVERY = {"q": 1000, "sb3": 10_000, "alphazero": 256}
 # On 13-16 cells one exact evaluation takes 4-9 s for a Q-table and 10-25 s for a network:
 # every 1,000 episodes or 10,000 timesteps would be most of the run. Past 16 cells a checkpoint
 # plays games instead (CHECKPOINT_GAMES); on 15x15x5 they take seconds too.
-EVAL_EVERY_BIG = {"q": 100_000, "sb3": 100_000}
+EVAL_EVERY_BIG = {"q": 100_000, "sb3": 100_000, "alphazero": 2048}
 POOL, MIX_SHARE = 5, 0.2
 REFRESH_EVERY = {"q": 1000, "sb3": 10_000}
 # Boards too big to solve: checkpoints play this many seeded games per seat against each of
@@ -84,12 +86,14 @@ class RunConfig:
 
     @property
     def kind(self) -> str:
-        """``"q"`` (tabular) or ``"sb3"``: which trainer, budget and clock apply."""
-        return "q" if self.algo == "q" else "sb3"
+        """``"q"`` (tabular), ``"alphazero"`` or ``"sb3"``: which trainer, budget and clock
+        apply."""
+        return self.algo if self.algo in ("q", "alphazero") else "sb3"
 
     @property
     def clock(self) -> str:
-        return "episodes" if self.kind == "q" else "timesteps"
+        """Episodes (AlphaZero's self-play games are its episodes) or timesteps."""
+        return "timesteps" if self.kind == "sb3" else "episodes"
 
     @property
     def exact(self) -> bool:
@@ -126,3 +130,15 @@ def check_out(out: Path) -> None:
 
 
 __all__ = ["ALGOS", "EXPLORING_STARTS", "RunConfig", "SelfPlay", "check_out", "env_options"]
+
+
+@dataclass
+class Trained:
+    """What a trainer hands on: the policy, how to save it, the model file's name, the opponent
+    it trained against and the settings that applied."""
+
+    policy: Any
+    save: Callable[[Path], Any]
+    model_file: str
+    opponent: str
+    settings: dict[str, Any]

@@ -35,7 +35,8 @@ def plot_curve(path: Path, curve: list[dict[str, Any]], clock: str, title: str,
 
 def figure(curve: list[dict[str, Any]], clock: str, title: str,
            perfect_results: dict[str, str] | None = None) -> Any:
-    """The matplotlib figure of ``curve`` (entries of ``gym_tictactoe.report.curve_entry`` or
+    """The matplotlib figure of ``curve`` (entries of
+    ``gym_tictactoe.evaluation.report.curve_entry`` or
     ``games_entry``); ``perfect_results``: what perfect play gets per seat, on a solved board
     (default: a draw in each)."""
     import matplotlib.pyplot as plt

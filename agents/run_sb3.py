@@ -9,8 +9,8 @@ from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
+from agents import next_mark
 from agents.sb3_policy import ModelPolicy
-from agents.self_play import next_mark
 from gym_tictactoe import game
 
 

@@ -32,7 +32,7 @@ from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
-from agents import EXPLORING_STARTS, sb3_policy
+from agents import EXPLORING_STARTS, next_mark, sb3_policy
 from agents.sb3_policy import (  # re-exported: agents.sb3 is the module users import
     ALGO_CLASSES,
     ALGOS,
@@ -43,14 +43,13 @@ from agents.sb3_policy import (  # re-exported: agents.sb3 is the module users i
     uses_one_hot,
 )
 from agents.sb3_vec import TicTacToeSB3VecEnv
-from agents.self_play import next_mark
 from gym_tictactoe import evaluation, game
 from gym_tictactoe.checks import check_int
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.opponents import Opponent, parse_opponent
-from gym_tictactoe.report import checkpoint_message, checkpoint_result, curve_entry
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.envs.wrappers import OneHotObservation
+from gym_tictactoe.evaluation.report import checkpoint_message, checkpoint_result, curve_entry
+from gym_tictactoe.players.opponents import Opponent, parse_opponent
 from gym_tictactoe.seeding import check_seed
-from gym_tictactoe.wrappers import OneHotObservation
 
 __all__ = [
     "ALGOS", "ALGO_CLASSES", "CURRICULUM", "ENV_OPTIONS", "HYPERPARAMETERS", "N_ENVS",
@@ -135,7 +134,7 @@ def make_env(
 ) -> Callable[[], gym.Env]:
     """A thunk building TicTacToeEnv -> Monitor (-> OneHotObservation), as SB3 expects.
 
-    ``opponent`` is an opponent spec (``gym_tictactoe.opponents.parse_opponent``) or object
+    ``opponent`` is an opponent spec (``gym_tictactoe.players.opponents.parse_opponent``) or object
     (copied per env). With ``seed`` the env's first reset and its action space are seeded.
     ``rules``: the board (``game.rules(rows, cols, win_length)``; 3x3 by default).
     """

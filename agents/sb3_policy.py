@@ -20,15 +20,16 @@ from stable_baselines3 import DQN, PPO
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.policies import BasePolicy
 
-from gym_tictactoe import game, wrappers
+from gym_tictactoe import game
 from gym_tictactoe.checks import check_choice, check_flag
-from gym_tictactoe.seeding import check_seed
-from gym_tictactoe.symmetry import (
+from gym_tictactoe.envs import wrappers
+from gym_tictactoe.game.symmetry import (
     canonicalize,
     transform_cells,
     uncanonical_actions,
     untransform_cells,
 )
+from gym_tictactoe.seeding import check_seed
 
 ALGOS = ("maskable-ppo", "ppo", "dqn")
 ALGO_CLASSES: dict[str, type[BaseAlgorithm]] = {

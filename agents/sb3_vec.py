@@ -44,11 +44,11 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvS
 
 from agents.sb3_policy import board_space
 from gym_tictactoe.checks import check_flag
-from gym_tictactoe.opponents import Opponent
+from gym_tictactoe.envs.vector import TicTacToeVectorEnv
+from gym_tictactoe.envs.wrappers import one_hot, one_hot_space
+from gym_tictactoe.game.symmetry import canonicalize, transform_cells, uncanonical_actions
+from gym_tictactoe.players.opponents import Opponent
 from gym_tictactoe.seeding import check_seed
-from gym_tictactoe.symmetry import canonicalize, transform_cells, uncanonical_actions
-from gym_tictactoe.vector import TicTacToeVectorEnv
-from gym_tictactoe.wrappers import one_hot, one_hot_space
 
 __all__ = ["TicTacToeSB3VecEnv"]
 

@@ -21,12 +21,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents import EXPLORING_STARTS
+from agents import EXPLORING_STARTS, next_mark
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, check_number
-from gym_tictactoe.opponents import MixtureOpponent, Opponent, PolicyOpponent, parse_opponent
+from gym_tictactoe.players.opponents import (
+    MixtureOpponent,
+    Opponent,
+    PolicyOpponent,
+    parse_opponent,
+)
+from gym_tictactoe.players.stochastic import UniformPolicy
 from gym_tictactoe.seeding import check_seed
-from gym_tictactoe.stochastic import UniformPolicy
 
 EvalHook = Callable[[Any, int], bool]
 
@@ -147,13 +152,6 @@ def train_q(agent: Any, pool: SnapshotPool, episodes: int, refresh_every: int, *
     if bar is not None:
         bar.close()
     return done
-
-
-def next_mark(count: int, mark: int, every: int) -> int:
-    """The multiple of ``every`` after ``mark`` that lies beyond ``count``: the next time an
-    every-N action is due once it was due at ``mark`` and ``count`` has been reached (a chunk of
-    episodes or a vector step of n_envs timesteps may pass more than one multiple)."""
-    return mark + every * (1 + (count - mark) // every)
 
 
 def snapshot_callback(pool: SnapshotPool, every: int, algo: str, canonical: bool) -> Any:

@@ -30,8 +30,8 @@ import numpy.typing as npt
 
 from gym_tictactoe import game
 from gym_tictactoe.files import atomic_path
-from gym_tictactoe.search import AlphaBetaPlayer
-from gym_tictactoe.threats import Geometry, geometry
+from gym_tictactoe.players.search import AlphaBetaPlayer
+from gym_tictactoe.players.threats import Geometry, geometry
 
 Board = npt.NDArray[np.int8]
 Player = Callable[[Board, int, np.random.Generator], int]

@@ -133,7 +133,8 @@ TARGETS = [  # (label, group, ours, peer, ratio needed)
 
 _SOLVE = """
 import json, resource, time
-from gym_tictactoe import game, solver
+from gym_tictactoe import game
+from gym_tictactoe.game import solver
 rules = game.rules({rows}, {cols}, {k})
 start = time.perf_counter()
 solver.solve(rules)

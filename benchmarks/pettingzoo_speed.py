@@ -5,7 +5,8 @@
 Both play the same loop, PettingZoo's tutorial loop: ``for agent in env.agent_iter()``, ``last()``,
 a uniformly random legal move from the observation's action mask (``None`` once terminated),
 ``step``. Both are the wrapped ``env()`` each package hands its users:
-``gym_tictactoe.pettingzoo.env()`` and PettingZoo's ``tictactoe_v3.env()`` (its three wrappers).
+``gym_tictactoe.envs.pettingzoo.env()`` and
+PettingZoo's ``tictactoe_v3.env()`` (its three wrappers).
 A move is a mark put on the board. Bigger boards (6x6x4, gomoku 15x15x5) are measured for
 information: PettingZoo has no m,n,k-game, so their ratio is to its 3x3 game.
 
@@ -53,7 +54,7 @@ def aec_loop(env: Any) -> Play:
 
 
 def ours(rows: int = 3, cols: int = 3, win_length: int = 3) -> Play:
-    from gym_tictactoe.pettingzoo import env
+    from gym_tictactoe.envs.pettingzoo import env
 
     return aec_loop(env(rows=rows, cols=cols, win_length=win_length))
 

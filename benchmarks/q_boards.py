@@ -33,7 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
 from progress import RUNS, line, writable
 
-from gym_tictactoe.arguments import probability
+from gym_tictactoe.cli.arguments import probability
 
 DEFAULT_OUT = RUNS / "q_boards.json"
 
@@ -59,7 +59,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def make(size: tuple[int, int, int], seed: int, options: dict[str, Any] | None = None):
     from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
-    from gym_tictactoe.env import TicTacToeEnv
+    from gym_tictactoe.envs.env import TicTacToeEnv
 
     board = dict(zip(("rows", "cols", "win_length"), size, strict=True))
     env = TicTacToeEnv(TRAINING_OPPONENT, agent_mark="random", **board, **(options or {}))

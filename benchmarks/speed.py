@@ -87,7 +87,7 @@ def ours_vector(boards: int) -> Play:
     import gymnasium as gym
 
     from gym_tictactoe import game
-    from gym_tictactoe.vector_opponents import TablePlayer
+    from gym_tictactoe.players.vector_opponents import TablePlayer
 
     envs = gym.make_vec("TicTacToe-v0", num_envs=boards, opponent="minimax",
                         vectorization_mode="vector_entry_point")
@@ -140,7 +140,7 @@ def sb3_env(kind: str, boards: int) -> Any:
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from agents.sb3_vec import TicTacToeSB3VecEnv
-    from gym_tictactoe.env import TicTacToeEnv
+    from gym_tictactoe.envs.env import TicTacToeEnv
 
     class Frozen(TicTacToeSB3VecEnv):
         """Stuck at its first position, at no cost: what SB3 itself spends per step."""
@@ -177,7 +177,7 @@ def sb3_run(kind: str, boards: int, learn: bool) -> Play:
 
 
 def solver_seconds() -> float:
-    from gym_tictactoe import solver
+    from gym_tictactoe.game import solver
 
     solver.solve.cache_clear()
     start = time.perf_counter()

@@ -45,7 +45,7 @@ RATE_ROWS = [
     ("15x15x5 random play, vector env B = 4,096", "random play 15x15x5, moves/s",
      "gym-tictactoe vector B=4096", "OpenSpiel gomoku", "OpenSpiel `gomoku`", 3,
      "15x15x5 vector B=4096 >= 3x OpenSpiel"),
-    ("two-player AEC env (`gym_tictactoe.pettingzoo.env()`), 3x3, moves/s",
+    ("two-player AEC env (`gym_tictactoe.envs.pettingzoo.env()`), 3x3, moves/s",
      "PettingZoo AEC random play 3x3, moves/s", "gym-tictactoe AEC env()",
      "PettingZoo tictactoe_v3.env()", PZ, 5, "PettingZoo AEC >= 5x tictactoe_v3"),
 ]
@@ -77,7 +77,12 @@ def speed(results: Path) -> str:
     search = data.get("alphabeta") or (json.loads((results / "alphabeta.json").read_text())
                                        if (results / "alphabeta.json").exists() else {})
     rows += _fixed_rows(data, status, search)
-    lines = [["measure", "gym-tictactoe", "peer", "ratio", "target"], ["---"] * 5, *rows]
+    return markdown(["measure", "gym-tictactoe", "peer", "ratio", "target"], rows)
+
+
+def markdown(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table, one line per row, with a newline at the end."""
+    lines = [header, ["---"] * len(header), *rows]
     return "".join("| " + " | ".join(cells) + " |\n" for cells in lines)
 
 
@@ -136,3 +141,4 @@ def _fixed_rows(data: dict[str, Any], status: dict[str, dict[str, Any]],
                  f"{1e3 / fixed['import gym_tictactoe']:.0f} ms", "", "",
                  f"≤ 0.2 s {met('import <= 0.2 s')}"])
     return rows
+

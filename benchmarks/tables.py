@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
+import search_tables
 import speed_table
+from speed_table import markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -33,12 +35,6 @@ ALGO_NAMES = {"dqn": "DQN", "maskable-ppo": "MaskablePPO", "ppo": "PPO", "q": "t
 
 def load(results: Path, name: str) -> dict[str, Any]:
     return json.loads((results / name).read_text())
-
-
-def markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A Markdown table, one line per row, with a newline at the end."""
-    lines = [header, ["---"] * len(header), *rows]
-    return "".join("| " + " | ".join(cells) + " |\n" for cells in lines)
 
 
 def percent(rate: float, digits: int = 2) -> str:
@@ -194,6 +190,7 @@ def headline(results: Path) -> str:
     tabular = [row for row in load(results, "self_play_3x3/summary.json")["runs"]
                if row["run"] == "q-3x3"]
     boards = load(results, "q_boards.json")["runs"]
+    zero = load(results, "alphazero_3x3.json")["runs"]
     single = load(results, "speed.json")["medians"]["single env, moves/s"]
     return markdown(["what", "result", "command"], [
         ["tabular Q-learning, 3x3, seeds " + _seeds(len(seeds)), _spread(seeds, "episodes"),
@@ -204,6 +201,9 @@ def headline(results: Path) -> str:
         ["tabular self-play, 3x3, seeds " + _seeds(len(tabular)),
          _spread([row["perfect_at"] for row in tabular], "episodes"),
          "`python benchmarks/self_play.py`"],
+        ["AlphaZero (raw network), 3x3, seeds " + _seeds(len(zero)),
+         _spread([run["perfect_at_games"] for run in zero], "self-play games"),
+         "`python benchmarks/alphazero.py`"],
         ["tabular Q on " + " / ".join(run["board"] for run in boards)
          + f", {boards[0]['curve'][-1]['episodes'] // 1_000_000}M episodes",
          " / ".join(percent(run["curve"][-1]["rate"], 1) for run in boards) + " optimal moves",
@@ -227,6 +227,8 @@ def _spread(counts: list[int | None], unit: str) -> str:
 TABLES: dict[str, Callable[[Path], str]] = {
     "q-seeds": q_seeds, "q-boards": q_boards, "sb3-timesteps": sb3_timesteps,
     "ablation": ablation, "self-play": self_play, "speed": speed_table.speed,
+    "mcts": search_tables.mcts, "alphazero": search_tables.alphazero,
+    "search-exact": search_tables.search_exact,
     "headline": headline,
 }
 

@@ -50,7 +50,7 @@ from agents import sb3
 from agents.numerics import REPRODUCIBLE, numerics
 from gym_tictactoe import evaluation
 from gym_tictactoe.files import atomic_path
-from gym_tictactoe.symmetry import SymmetrizedPolicy
+from gym_tictactoe.players.symmetrized import SymmetrizedPolicy
 
 DEFAULT_OUT = RUNS / "training.json"
 BUDGET = 300_000

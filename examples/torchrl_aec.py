@@ -45,7 +45,7 @@ try:
     from torchrl.envs.utils import MarlGroupMapType
     from torchrl.modules import EGreedyModule, QValueModule
 
-    from gym_tictactoe.pettingzoo import env as two_player_env
+    from gym_tictactoe.envs.pettingzoo import env as two_player_env
 except (ModuleNotFoundError, MissingExtra) as error:  # MissingExtra: pettingzoo
     raise SystemExit(f"{error.name} is not installed: pip install \".[examples]\" "
                      "-c constraints.txt in a clone of gym-tictactoe") from None

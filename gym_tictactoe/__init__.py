@@ -10,8 +10,8 @@
 
 from gymnasium.envs.registration import register, registry
 
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.opponents import OPPONENTS, Opponent, make_opponent
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.players.opponents import OPPONENTS, Opponent, make_opponent
 
 __all__ = ["OPPONENTS", "Opponent", "TicTacToeEnv", "make_opponent"]
 __version__ = "0.1.0"
@@ -22,6 +22,6 @@ if ENV_ID not in registry:
     # No max_episode_steps: a game ends by itself within five agent moves.
     register(
         id=ENV_ID,
-        entry_point="gym_tictactoe.env:TicTacToeEnv",
-        vector_entry_point="gym_tictactoe.vector:TicTacToeVectorEnv",
+        entry_point="gym_tictactoe.envs.env:TicTacToeEnv",
+        vector_entry_point="gym_tictactoe.envs.vector:TicTacToeVectorEnv",
     )

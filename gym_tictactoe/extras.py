@@ -16,6 +16,7 @@ INSTALL = {
     "plot": 'pip install ".[plot]"',
     "sb3": 'pip install ".[sb3]" -c constraints.txt (the README says how to get the CPU torch)',
     "render": 'pip install ".[render]"',
+    "ratings": 'pip install ".[ratings]"',
 }
 
 

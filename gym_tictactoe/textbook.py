@@ -15,15 +15,17 @@ breaks; no function answers for a position no game can reach (``utility`` of thr
 say, which no game ends in).
 
 Every function turns the board into its position code (``game.encode``) and reads the answer from
-the tables in :mod:`gym_tictactoe.game` and :mod:`gym_tictactoe.solver`, so this module holds no
+the tables in :mod:`gym_tictactoe.game` and :mod:`gym_tictactoe.game.solver`, so this
+module holds no
 second copy of the rules and ``minimax`` is a look-up, not a search. Boards are never modified:
 ``result`` builds a new board from the new code.
 """
 
 from __future__ import annotations
 
-from gym_tictactoe import game, solver
+from gym_tictactoe import game
 from gym_tictactoe.checks import is_integer
+from gym_tictactoe.game import solver
 
 X = "X"
 O = "O"

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe import game, rendering
+from gym_tictactoe import game
+from gym_tictactoe.envs import rendering
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "img"
 # (board, moves in order, X first): a finished game on each board the docs show.

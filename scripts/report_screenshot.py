@@ -35,7 +35,7 @@ def browser() -> str | None:
 
 def trained_agent():
     from agents.q_learning import QLearningAgent
-    from gym_tictactoe.env import TicTacToeEnv
+    from gym_tictactoe.envs.env import TicTacToeEnv
 
     agent = QLearningAgent(seed=SEED)
     agent.train(TicTacToeEnv(opponent="random"), EPISODES, seed=SEED)
@@ -56,8 +56,8 @@ def main() -> int:
         print("report_screenshot.py: error: needs Chromium (apt-get install chromium, or set "
               "CHROMIUM to a Chrome or Chromium binary)", file=sys.stderr)
         return 1
+    from gym_tictactoe.evaluation.policy_report import HEAT_CELL, policy_heatmap, write_report
     from gym_tictactoe.extras import MissingExtra
-    from gym_tictactoe.policy_report import HEAT_CELL, policy_heatmap, write_report
 
     try:
         agent = trained_agent()

@@ -12,15 +12,15 @@ from gymnasium.utils.env_checker import data_equivalence
 from gymnasium.vector.utils import batch_space
 
 from gym_tictactoe import game
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.opponents import (
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.envs.vector import TicTacToeVectorEnv
+from gym_tictactoe.players.opponents import (
     EpsilonOpponent,
     HeuristicOpponent,
     MinimaxOpponent,
     MixtureOpponent,
     RandomOpponent,
 )
-from gym_tictactoe.vector import TicTacToeVectorEnv
 
 Size = tuple[int, int, int]
 X, O = game.X, game.O

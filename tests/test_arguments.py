@@ -14,9 +14,12 @@ import pytest
 
 from agents.q_learning import QLearningAgent
 from agents.self_play import SnapshotPool, train_q
-from gym_tictactoe import checks, cli, evaluation, game, pettingzoo, rendering, starts
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.opponents import (
+from gym_tictactoe import checks, cli, evaluation, game
+from gym_tictactoe.envs import pettingzoo, rendering
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.envs.vector import TicTacToeVectorEnv
+from gym_tictactoe.game import starts
+from gym_tictactoe.players.opponents import (
     EpsilonOpponent,
     HeuristicOpponent,
     MinimaxOpponent,
@@ -26,10 +29,9 @@ from gym_tictactoe.opponents import (
     make_opponent,
     resolve_opponent,
 )
-from gym_tictactoe.search import AlphaBetaPlayer
-from gym_tictactoe.stochastic import UniformPolicy
-from gym_tictactoe.symmetry import SymmetrizedPolicy
-from gym_tictactoe.vector import TicTacToeVectorEnv
+from gym_tictactoe.players.search import AlphaBetaPlayer
+from gym_tictactoe.players.stochastic import UniformPolicy
+from gym_tictactoe.players.symmetrized import SymmetrizedPolicy
 
 
 def first_legal(obs: Any, mask: Any) -> int:

@@ -22,9 +22,10 @@ from hypothesis import strategies as st
 
 import gym_tictactoe  # noqa: F401  (registers TicTacToe-v0)
 from gym_tictactoe import game
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.opponents import HeuristicOpponent
-from gym_tictactoe.vector import TicTacToeVectorEnv
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.envs.vector import TicTacToeVectorEnv
+from gym_tictactoe.game import basics
+from gym_tictactoe.players.opponents import HeuristicOpponent
 
 BASE_KEYS = {"action_mask", "agent_mark", "board"}
 STEP_KEYS = BASE_KEYS | {"opponent_action", "winner", "illegal_action"}
@@ -243,7 +244,7 @@ def test_lines_and_symmetries_of_every_board(size):
         board = np.zeros(rows * cols, dtype=np.int8)
         board[list(line)] = game.O
         assert has_line(board, size, game.O) and (board == game.O).sum() == k
-    perms = {tuple(p) for p in game._symmetries(rows, cols)}
+    perms = {tuple(p) for p in basics._symmetries(rows, cols)}
     expected = 1 if rows == cols == 1 else 8 if rows == cols else 2 if 1 in (rows, cols) else 4
     assert len(perms) == expected and tuple(range(rows * cols)) in perms
     line_set = {tuple(sorted(line)) for line in lines}

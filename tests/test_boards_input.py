@@ -12,9 +12,12 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from gym_tictactoe import cache, game, solver
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.opponents import (
+from gym_tictactoe import game
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.envs.vector import TicTacToeVectorEnv
+from gym_tictactoe.game import cache, solver
+from gym_tictactoe.players.mcts import MCTSPlayer
+from gym_tictactoe.players.opponents import (
     EpsilonOpponent,
     HeuristicOpponent,
     MinimaxOpponent,
@@ -25,7 +28,6 @@ from gym_tictactoe.opponents import (
     make_opponent,
     parse_opponent,
 )
-from gym_tictactoe.vector import TicTacToeVectorEnv
 
 
 def make_vec(**kwargs: Any) -> gym.vector.VectorEnv:
@@ -48,6 +50,7 @@ MAKERS: dict[str, Callable[..., Any]] = {
     "heuristic": HeuristicOpponent,
     "epsilon": lambda **kw: EpsilonOpponent(0.1, "random", **kw),
     "montecarlo": MonteCarloOpponent,
+    "mcts": MCTSPlayer,
     "mixture": lambda **kw: MixtureOpponent(["random"], **kw),
     "policy": lambda **kw: PolicyOpponent(lambda obs, mask: 0, **kw),
     "make_opponent": lambda **kw: make_opponent("heuristic", **kw),

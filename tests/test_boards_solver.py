@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 from boards_helpers import RESULTS, BruteForce, Node, O, run_lockstep
 
-from gym_tictactoe import game, solver
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.opponents import RandomOpponent
+from gym_tictactoe import game
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.game import solver
+from gym_tictactoe.players.opponents import RandomOpponent
 
 
 def masks(nodes: list[Node], field: str, n: int) -> np.ndarray:

@@ -9,7 +9,7 @@ import pytest
 from boards_helpers import Size, board_kwargs, expected_end, run_lockstep
 
 from gym_tictactoe import game
-from gym_tictactoe.vector import TicTacToeVectorEnv
+from gym_tictactoe.envs.vector import TicTacToeVectorEnv
 
 LOCKSTEP = [(size, name) for size in [(3, 4, 3), (4, 4, 3), (6, 6, 4), (15, 15, 5), (1, 13, 4)]
             for name in ("lowest", "heuristic")]

@@ -8,8 +8,14 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from gym_tictactoe import game, heuristic, opponents, starts
-from gym_tictactoe.opponents import MonteCarloOpponent, playout_chunk, random_playouts_cells
+from gym_tictactoe import game
+from gym_tictactoe.game import starts
+from gym_tictactoe.players import heuristic, montecarlo, opponents
+from gym_tictactoe.players.montecarlo import (
+    MonteCarloOpponent,
+    playout_chunk,
+    random_playouts_cells,
+)
 
 
 def peak_bytes(run) -> tuple[object, int]:
@@ -26,7 +32,7 @@ def test_playout_chunks_fit_the_budget():
     for cells in (1, 16, 49, 225):
         chunk = playout_chunk(cells)
         assert chunk >= 1
-        assert chunk * opponents.PLAYOUT_ROW_BYTES * (cells + 1) <= opponents.PLAYOUT_BYTES
+        assert chunk * montecarlo.PLAYOUT_ROW_BYTES * (cells + 1) <= montecarlo.PLAYOUT_BYTES
     # a whole reply at the default 50 playouts is one chunk on every board
     assert playout_chunk(225) >= 225 * 50
 
@@ -35,7 +41,7 @@ def test_montecarlo_plays_its_playouts_in_chunks(monkeypatch):
     """10,000 playouts on 15x15 took 5.5 GB in one array; the rows are now played in chunks of at
     most PLAYOUT_BYTES. Here a 1 MB budget on 7x7: 14,700 playouts, about 8 MB unchunked."""
     player, board = MonteCarloOpponent(300, rows=7, cols=7, win_length=4), np.zeros(49, np.int8)
-    monkeypatch.setattr(opponents, "PLAYOUT_BYTES", 2**20)
+    monkeypatch.setattr(montecarlo, "PLAYOUT_BYTES", 2**20)
     move, peak = peak_bytes(lambda: player.act(board, 1, np.random.default_rng(0)))
     assert board[move] == 0 and peak < 2 * 2**20
 

@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 from missing_packages import run_without
 
-from gym_tictactoe import cli, cli_play, game, rendering
+from gym_tictactoe import cli, game
+from gym_tictactoe.cli import play as cli_play
+from gym_tictactoe.envs import rendering
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -33,10 +35,12 @@ def run(argv: list[str], monkeypatch, capsys, stdin: str = "") -> tuple[int, str
 
 
 def arena_rows(out: str) -> dict[tuple[str, str], tuple[int, int, int]]:
-    """{(X player, O player): (X wins, O wins, draws)} from the arena table."""
+    """{(X player, O player): (X wins, O wins, draws)} from the arena table (it ends at the
+    first blank line; the ratings follow)."""
     lines = out.splitlines()
     body = lines[lines.index(next(li for li in lines if li.startswith("X player"))) + 1 :]
-    return {(f[0], f[1]): tuple(map(int, f[2:])) for f in (li.split() for li in body if li)}
+    body = body[: body.index("")] if "" in body else body
+    return {(f[0], f[1]): tuple(map(int, f[2:])) for f in (li.split() for li in body)}
 
 
 # --- play -------------------------------------------------------------------------------------
@@ -229,6 +233,14 @@ def test_arena_default_players_and_minimax_never_loses(monkeypatch, capsys):
         assert o_name != "minimax" or x_wins == 0
 
 
+def test_arena_default_players_on_a_big_board_put_search_in_minimax_s_place(monkeypatch,
+                                                                            capsys):
+    code, out, _ = run(["arena", "--board", "6x6x4", "--games", "1"], monkeypatch, capsys)
+    assert code == 0
+    names = {name for pair in arena_rows(out) for name in pair}
+    assert names == {"random", "heuristic", "montecarlo", "alphabeta"}
+
+
 @pytest.mark.parametrize(("players", "message"), [
     ("random,foo", "unknown opponent 'foo'; choose one of"),
     ("heuristic,,bar", "unknown opponent 'bar'; choose one of"),
@@ -282,7 +294,7 @@ def test_random_play_outcome_matches_a_plain_recursion():
 @cache
 def _random_outcome(code: int) -> dict[str, float]:
     """The same probabilities by memoised recursion: an independent check of the DP."""
-    if game.is_terminal(code):
+    if game.TICTACTOE.is_terminal(code):
         won = cli.RESULTS[game.winner(code)]
         return {name: float(name == won) for name in cli.RESULTS.values()}
     children = [_random_outcome(game.play(code, cell)) for cell in game.legal_moves(code)]
@@ -395,7 +407,7 @@ def _read_until(fd: int, marker: bytes | None, wait: float = 60,
 
 def _q_model(path: Path, episodes: int, **board) -> Path:
     from agents.q_learning import QLearningAgent
-    from gym_tictactoe.env import TicTacToeEnv
+    from gym_tictactoe.envs.env import TicTacToeEnv
 
     agent = QLearningAgent(seed=0, **board)
     agent.train(TicTacToeEnv("random", "random", **board), episodes)
@@ -427,7 +439,8 @@ def test_evaluate_refuses_two_models_of_different_boards(tmp_path, capsys):
 def test_arena_takes_saved_models_of_its_board_only(tmp_path, capsys):
     model = _q_model(tmp_path / "q.npz", 2_000)
     assert cli.main(["arena", "--players", f"{model},minimax", "--games", "3"]) == 0
-    rows = [line.split() for line in capsys.readouterr().out.splitlines()
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out[: out.index("\n\n", out.index("X player"))].splitlines()
             if line.startswith((str(model), "minimax "))]
     assert len(rows) == 4 and all(sum(map(int, row[-3:])) == 3 for row in rows)
     assert cli.main(["arena", "--players", f"{model},minimax", "--board", "3x4x3"]) == 2

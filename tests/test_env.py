@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import gym_tictactoe  # noqa: F401  (registers TicTacToe-v0)
 from gym_tictactoe import game
-from gym_tictactoe.env import TicTacToeEnv
+from gym_tictactoe.envs.env import TicTacToeEnv
 
 
 class Scripted:
@@ -45,7 +45,7 @@ def test_registered_id_works_without_importing_the_package_first():
     code = "import gymnasium; print(gymnasium.make('gym_tictactoe:TicTacToe-v0').reset()[0])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[0 0 0 0 0 0 0 0 0]"
-    assert gym.spec("TicTacToe-v0").entry_point == "gym_tictactoe.env:TicTacToeEnv"
+    assert gym.spec("TicTacToe-v0").entry_point == "gym_tictactoe.envs.env:TicTacToeEnv"
 
 
 def rollout(env, seed, n_episodes=6):
@@ -63,7 +63,8 @@ def rollout(env, seed, n_episodes=6):
     return trace
 
 
-@pytest.mark.parametrize("opponent", ["random", "minimax", "montecarlo", "epsilon"])
+@pytest.mark.parametrize("opponent", ["random", "minimax", "montecarlo", "epsilon",
+                                      "mcts:max_simulations=100"])
 def test_same_seed_same_episodes(opponent):
     make = lambda: gym.make("TicTacToe-v0", opponent=opponent, agent_mark="random")  # noqa: E731
     first, second = rollout(make(), seed=3), rollout(make(), seed=3)
@@ -265,7 +266,7 @@ def test_gymnasium_render_mode_conveniences_still_work():
 
 def start_pool(rules):
     """Every reachable unfinished position, found by playing out every game (independent of
-    gym_tictactoe.starts); only for small boards."""
+    gym_tictactoe.game.starts); only for small boards."""
     seen, frontier = set(), [0]
     while frontier:
         code = frontier.pop()

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from gym_tictactoe import evaluation, game
-from gym_tictactoe.env import TicTacToeEnv
+from gym_tictactoe.envs.env import TicTacToeEnv
 from gym_tictactoe.evaluation import Record
+from gym_tictactoe.game import basics
 
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 OTHER = {"X": "O", "O": "X"}
@@ -486,7 +487,7 @@ def test_solver_policy_answers_a_chunk_at_a_time(monkeypatch):
     _, observations, masks = evaluation._positions(game.rules(**board))  # 79,563 boards
     policy = evaluation.solver_policy(**board)
     whole = policy.act_batch(observations, masks)
-    monkeypatch.setattr(game, "_CHUNK", 1024)
+    monkeypatch.setattr(basics, "_CHUNK", 1024)
     tracemalloc.start()
     try:
         moves = policy.act_batch(observations, masks)

@@ -10,8 +10,9 @@ import warnings
 
 import pytest
 
-from gym_tictactoe import cli, game, solver
-from gym_tictactoe import facts as facts_module
+from gym_tictactoe import cli, game
+from gym_tictactoe.game import facts as facts_module
+from gym_tictactoe.game import solver
 
 BOARD = game.rules(1, 13, 4)  # 13 cells: the smallest board with a disk cache, solved in ~1 s
 EXPECTED = {  # as the walk before the one-pass rewrite counted them (bit for bit)

@@ -24,7 +24,8 @@ import numpy as np
 import pytest
 import thread_helpers
 
-from gym_tictactoe import cache, game, solver
+from gym_tictactoe import game
+from gym_tictactoe.game import cache, solver
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
@@ -96,7 +97,11 @@ DEVICE_ENTRY = """
 import os, resource, sys, tempfile, warnings
 resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))  # a regression: MemoryError
 
-from gym_tictactoe import cache, game, solver
+from gym_tictactoe import game
+
+from gym_tictactoe.game import cache
+
+from gym_tictactoe.game import solver
 folder, real_replace, real_mkstemp = os.environ[cache.ENV_VAR], os.replace, tempfile.mkstemp
 
 def replace(source, destination):  # a regression must not replace the device: CI may be root
@@ -136,7 +141,11 @@ def test_a_link_to_dev_zero_in_the_cache_is_never_read(tmp_path):
 KILLED_CACHE_WRITER = """
 import os, signal
 
-from gym_tictactoe import cache, game, solver
+from gym_tictactoe import game
+
+from gym_tictactoe.game import cache
+
+from gym_tictactoe.game import solver
 
 def half(handle, **arrays):  # killed mid-write: no finally runs, as with kill -9
     handle.write(b"PK\\x03\\x04 half a cache")

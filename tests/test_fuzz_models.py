@@ -33,7 +33,7 @@ N_MUTATIONS = {"q": 300, "sb3": 240}
 PEAK_BYTES = 16 * 2**20  # a 3x3 Q-table is 1.4 MB; the SB3 files here are a few KB
 HANG_SECONDS = 30
 
-CODES = game.REACHABLE[~game.TERMINAL[game.REACHABLE]][::40]
+CODES = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]][::40]
 BOARDS = np.where((game.TO_MOVE[CODES] == game.O)[:, None], game.SWAP[game.CELLS[CODES]],
                   game.CELLS[CODES]).astype(np.int8)
 MASKS = game.LEGAL_MASK[CODES]

@@ -7,6 +7,8 @@ import pytest
 
 from gym_tictactoe import game
 
+T3 = game.TICTACTOE  # tic-tac-toe's rules, for lines that would not fit
+
 # Written out by hand, independently of game.win_lines, to check the table it derives.
 HAND_LINES = {(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8),
               (0, 4, 8), (2, 4, 6)}
@@ -17,7 +19,7 @@ def slow_winner(cells):
 
 
 def test_lines_are_the_eight_lines_of_the_board():
-    assert set(game.LINES) == HAND_LINES and len(game.LINES) == 8
+    assert set(game.TICTACTOE.lines) == HAND_LINES and len(game.TICTACTOE.lines) == 8
 
 
 def test_win_lines_generalise_to_other_boards():
@@ -28,10 +30,10 @@ def test_win_lines_generalise_to_other_boards():
 
 
 def test_known_counts_of_positions():
-    assert len(game.REACHABLE) == 5478
-    assert int(game.TERMINAL[game.REACHABLE].sum()) == 958
-    assert len(np.unique(game.CANONICAL[game.REACHABLE])) == 765
-    assert [len(layer) for layer in game.LAYERS] == [1, 9, 72, 252, 756, 1260, 1520, 1140, 390, 78]
+    assert len(game.TICTACTOE.reachable) == 5478
+    assert int(game.TERMINAL[game.TICTACTOE.reachable].sum()) == 958
+    assert len(np.unique(game.TICTACTOE.tables.canonical[game.TICTACTOE.reachable])) == 765
+    assert [len(layer) for layer in T3.layers] == [1, 9, 72, 252, 756, 1260, 1520, 1140, 390, 78]
 
 
 def test_known_counts_of_games():
@@ -39,20 +41,20 @@ def test_known_counts_of_games():
 
 
 def test_winner_and_terminal_tables_match_spelled_out_rules():
-    for code in game.REACHABLE:
+    for code in game.TICTACTOE.reachable:
         cells = [int(v) for v in game.CELLS[code]]
         winners = slow_winner(cells)
         assert len(winners) <= 1, "a reachable position never has two winners"
         assert game.winner(int(code)) == (winners.pop() if winners else 0)
-        assert game.is_terminal(int(code)) == (game.winner(int(code)) != 0 or 0 not in cells)
+        assert T3.is_terminal(int(code)) == (game.winner(int(code)) != 0 or 0 not in cells)
 
 
 def test_side_to_move_and_legal_mask():
-    for code in game.REACHABLE[::7]:
+    for code in game.TICTACTOE.reachable[::7]:
         cells = game.CELLS[code]
         n_x, n_o = int((cells == 1).sum()), int((cells == 2).sum())
-        assert game.to_move(int(code)) == (1 if n_x == n_o else 2)
-        expected = [] if game.is_terminal(int(code)) else np.flatnonzero(cells == 0).tolist()
+        assert game.TICTACTOE.to_move(int(code)) == (1 if n_x == n_o else 2)
+        expected = [] if T3.is_terminal(int(code)) else np.flatnonzero(cells == 0).tolist()
         assert game.legal_moves(int(code)) == expected
 
 
@@ -88,10 +90,10 @@ GAME = [
 def test_table_driven_game():
     code = game.EMPTY_BOARD
     for cell, expected in GAME:
-        assert not game.is_terminal(code)
+        assert not game.TICTACTOE.is_terminal(code)
         code = game.play(code, cell)
         assert "".join(".XO"[v] for v in game.decode(code)) == expected
-    assert game.is_terminal(code) and game.winner(code) == 0
+    assert game.TICTACTOE.is_terminal(code) and game.winner(code) == 0
 
 
 def test_play_leaves_the_position_alone_and_rejects_illegal_moves():
@@ -109,26 +111,26 @@ def test_play_leaves_the_position_alone_and_rejects_illegal_moves():
 
 
 def test_symmetries_form_the_group_of_the_square():
-    perms = {tuple(p) for p in game.SYMMETRIES}
+    perms = {tuple(p) for p in game.TICTACTOE.symmetries}
     assert len(perms) == 8
-    for a, b in itertools.product(game.SYMMETRIES, repeat=2):
+    for a, b in itertools.product(game.TICTACTOE.symmetries, repeat=2):
         assert tuple(a[b]) in perms
-    for perm in game.SYMMETRIES:
+    for perm in game.TICTACTOE.symmetries:
         mapped = {tuple(sorted(perm[list(line)])) for line in HAND_LINES}
         assert mapped == HAND_LINES  # a symmetry maps lines to lines
 
 
 def test_canonical_form_is_shared_by_all_images():
     rng = np.random.default_rng(1)
-    for code in rng.choice(game.REACHABLE, size=100):
-        images = {game.transform(int(code), s) for s in range(8)}
-        assert {game.canonical(image) for image in images} == {min(images)}
+    for code in rng.choice(game.TICTACTOE.reachable, size=100):
+        images = {game.TICTACTOE.transform(int(code), s) for s in range(8)}
+        assert {game.TICTACTOE.canonical(image) for image in images} == {min(images)}
         assert all(game.winner(image) == game.winner(int(code)) for image in images)
 
 
 def test_inverse_symmetries_undo_the_symmetries():
     cells = np.arange(9)
-    for perm, inverse in zip(game.SYMMETRIES, game.INVERSE_SYMMETRIES, strict=True):
+    for perm, inverse in zip(T3.symmetries, T3.inverse_symmetries, strict=True):
         assert (cells[perm][inverse] == cells).all()
 
 

@@ -6,8 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gym_tictactoe import cli, cli_play, game, gui, picture, rendering
-from gym_tictactoe.opponents import parse_opponent
+from gym_tictactoe import cli, game
+from gym_tictactoe.cli import gui
+from gym_tictactoe.cli import play as cli_play
+from gym_tictactoe.envs import picture, rendering
+from gym_tictactoe.players.opponents import parse_opponent
 
 pygame = pytest.importorskip("pygame")
 

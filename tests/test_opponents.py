@@ -3,8 +3,10 @@
 import numpy as np
 import pytest
 
-from gym_tictactoe import game, heuristic, solver
-from gym_tictactoe.opponents import (
+from gym_tictactoe import game
+from gym_tictactoe.game import solver
+from gym_tictactoe.players import heuristic
+from gym_tictactoe.players.opponents import (
     OPPONENTS,
     EpsilonOpponent,
     MinimaxOpponent,
@@ -16,7 +18,9 @@ from gym_tictactoe.opponents import (
     reset_opponent,
 )
 
-PLAYING = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
+T3 = game.TICTACTOE  # tic-tac-toe's rules, for lines that would not fit
+
+PLAYING = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]
 
 
 def board(text: str) -> np.ndarray:
@@ -29,20 +33,20 @@ def play_game(x_player, o_player, rng) -> int:
     for player in (x_player, o_player):
         reset_opponent(player, rng)
     while not game.TERMINAL[code]:
-        mark = game.to_move(code)
+        mark = game.TICTACTOE.to_move(code)
         player = x_player if mark == game.X else o_player
         code = game.play(code, player.act(game.CELLS[code].copy(), mark, rng))
     return game.winner(code)
 
 
-def test_there_are_eight_named_opponents():
+def test_there_are_nine_named_opponents():
     assert set(OPPONENTS) == {"random", "minimax", "alphabeta", "epsilon", "heuristic",
-                              "montecarlo", "mixture", "policy"}
+                              "montecarlo", "mcts", "mixture", "policy"}
 
 
 def test_alphabeta_is_built_for_the_env_board_and_refused_on_another():
-    from gym_tictactoe.env import TicTacToeEnv
-    from gym_tictactoe.search import AlphaBetaPlayer
+    from gym_tictactoe.envs.env import TicTacToeEnv
+    from gym_tictactoe.players.search import AlphaBetaPlayer
 
     env = TicTacToeEnv("alphabeta", rows=6, cols=6, win_length=4)
     assert isinstance(env.opponent, AlphaBetaPlayer) and env.opponent.rules is env.rules
@@ -57,7 +61,7 @@ def test_minimax_plays_a_best_move_in_every_position():
     for seed in range(5):
         rng = np.random.default_rng(seed)
         for code in PLAYING:
-            move = player.act(game.CELLS[code], game.to_move(int(code)), rng)
+            move = player.act(game.CELLS[code], game.TICTACTOE.to_move(int(code)), rng)
             assert best[code, move], (code, move)
 
 
@@ -76,7 +80,7 @@ def test_minimax_never_loses_to_any_sequence_of_replies():
         if game.TERMINAL[code]:
             return game.WINNER[code] in (0, me)
         moves = best[code] if game.TO_MOVE[code] == me else game.LEGAL_MASK[code]
-        return all(never_loses(int(game.NEXT[code, m]), me) for m in np.flatnonzero(moves))
+        return all(never_loses(int(T3.tables.next[code, m]), me) for m in np.flatnonzero(moves))
 
     assert never_loses(game.EMPTY_BOARD, game.X) and never_loses(game.EMPTY_BOARD, game.O)
 
@@ -192,13 +196,13 @@ def test_same_rng_seed_same_moves_whatever_the_global_state(name):
     def moves(global_seed):
         np.random.seed(global_seed)  # must make no difference: opponents use only the rng given
         rng, player = np.random.default_rng(7), make_opponent(name)
-        return [player.act(game.CELLS[c], game.to_move(int(c)), rng) for c in PLAYING[:300:3]]
+        return [player.act(game.CELLS[c], T3.to_move(int(c)), rng) for c in PLAYING[:300:3]]
 
     assert moves(1) == moves(2)
 
 
 def test_parse_opponent_specs():
-    from gym_tictactoe.opponents import parse_opponent
+    from gym_tictactoe.players.opponents import parse_opponent
 
     assert isinstance(parse_opponent("minimax"), MinimaxOpponent)
     player = parse_opponent("epsilon:epsilon=0.25,inner=heuristic")
@@ -228,7 +232,7 @@ def test_heuristic_throws_the_value_away_in_82_positions():
         (lambda: make_opponent("epsilon", epsilon="a"), "epsilon must be a number"),
         (lambda: make_opponent("montecarlo", playouts="a"), "playouts must be an integer from 1"),
         (lambda: make_opponent("minimax", deterministic="false"), "deterministic must be True"),
-        (lambda: __import__("gym_tictactoe.opponents").opponents.parse_opponent(
+        (lambda: __import__("gym_tictactoe.players.opponents").players.opponents.parse_opponent(
             "random*inf+minimax"), "bad weight 'inf'"),
     ],
 )
@@ -238,7 +242,7 @@ def test_badly_typed_or_non_finite_arguments_are_named(make, message):
 
 
 def test_a_policy_opponents_bad_answer_reaches_the_env_check():
-    from gym_tictactoe.env import TicTacToeEnv
+    from gym_tictactoe.envs.env import TicTacToeEnv
 
     env = TicTacToeEnv(opponent=PolicyOpponent(lambda obs, mask: 4.9))
     env.reset(seed=0)
@@ -250,7 +254,7 @@ def test_a_policy_opponents_bad_answer_reaches_the_env_check():
 
 
 def test_huge_weights_are_relative_not_an_overflow():
-    from gym_tictactoe.opponents import parse_opponent
+    from gym_tictactoe.players.opponents import parse_opponent
 
     mixture = parse_opponent("random*1e308+minimax*1e308")
     assert mixture.weights.tolist() == [0.5, 0.5]
@@ -266,7 +270,7 @@ def test_a_name_that_is_no_string_is_an_unknown_opponent(name):
 
 
 def test_montecarlo_playouts_have_a_limit():
-    from gym_tictactoe.opponents import MAX_PLAYOUTS, parse_opponent
+    from gym_tictactoe.players.opponents import MAX_PLAYOUTS, parse_opponent
 
     assert MonteCarloOpponent(playouts=MAX_PLAYOUTS).playouts == MAX_PLAYOUTS
     with pytest.raises(ValueError, match="playouts must be an integer from 1 to 10,000"):

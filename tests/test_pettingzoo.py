@@ -25,8 +25,9 @@ with warnings.catch_warnings():  # api_test imports connect_four_v3 by PettingZo
 from pettingzoo.utils.env_logger import EnvLogger  # noqa: E402
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper  # noqa: E402
 
-from gym_tictactoe import game, picture  # noqa: E402
-from gym_tictactoe import pettingzoo as pz  # noqa: E402
+from gym_tictactoe import game  # noqa: E402
+from gym_tictactoe.envs import pettingzoo as pz  # noqa: E402
+from gym_tictactoe.envs import picture  # noqa: E402
 
 P1, P2 = "player_1", "player_2"
 BOARDS = [(3, 3, 3), (4, 4, 3), (3, 5, 4), (6, 6, 4), (15, 15, 5), (1, 1, 1), (2, 2, 2)]
@@ -349,7 +350,7 @@ def test_render_modes(size, fast_window):
     text = pz.env(render_mode="ansi", **board_kwargs(size))
     text.reset()
     text.step(1)
-    assert text.render().splitlines()[0].split("|")[1].strip() == "X"
+    assert text.render().splitlines()[0].split("|")[1].strip() == "(X)"  # the last move
     image = pz.env(render_mode="rgb_array", **board_kwargs(size))
     image.reset()
     empty = image.render()
@@ -394,12 +395,12 @@ def test_the_core_never_imports_pettingzoo():
 
 
 def test_without_the_extra_the_import_error_names_it():
-    code = BLOCK_IMPORTS + "import gym_tictactoe.pettingzoo"
+    code = BLOCK_IMPORTS + "import gym_tictactoe.envs.pettingzoo"
     out = subprocess.run([sys.executable, "-c", code, "pettingzoo"], cwd=REPO,
                          capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode != 0
     last = out.stderr.strip().splitlines()[-1]
-    assert "MissingExtra: gym_tictactoe.pettingzoo needs pettingzoo" in last
+    assert "MissingExtra: gym_tictactoe.envs.pettingzoo needs pettingzoo" in last
     assert 'pip install ".[multiagent]"' in last
 
 

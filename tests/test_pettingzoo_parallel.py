@@ -20,8 +20,8 @@ with warnings.catch_warnings():  # pettingzoo.test imports connect_four_v3 by it
     from pettingzoo.test.seed_test import parallel_seed_test
 
 from gym_tictactoe import game  # noqa: E402
-from gym_tictactoe import pettingzoo as pz  # noqa: E402
-from gym_tictactoe import pettingzoo_parallel as pzp  # noqa: E402
+from gym_tictactoe.envs import pettingzoo as pz  # noqa: E402
+from gym_tictactoe.envs import pettingzoo_parallel as pzp  # noqa: E402
 
 P1, P2 = "player_1", "player_2"
 BOARDS = [(3, 3, 3), (4, 4, 3), (6, 6, 4), (15, 15, 5), (1, 1, 1), (2, 2, 2)]
@@ -165,10 +165,10 @@ def test_pettingzoo_make_finds_it_by_the_aec_envs_id():
 
 
 def test_without_the_extra_the_import_error_names_it():
-    code = BLOCK_IMPORTS + "import gym_tictactoe.pettingzoo_parallel"
+    code = BLOCK_IMPORTS + "import gym_tictactoe.envs.pettingzoo_parallel"
     out = subprocess.run([sys.executable, "-c", code, "pettingzoo"], cwd=REPO,
                          capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode != 0
     last = out.stderr.strip().splitlines()[-1]
-    assert "MissingExtra: gym_tictactoe.pettingzoo_parallel needs pettingzoo" in last
+    assert "MissingExtra: gym_tictactoe.envs.pettingzoo_parallel needs pettingzoo" in last
     assert 'pip install ".[multiagent]"' in last

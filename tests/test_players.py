@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from gym_tictactoe import game
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.opponents import EpsilonOpponent, MixtureOpponent, RandomOpponent
-from gym_tictactoe.players import as_player
-from gym_tictactoe.positions import from_board, new_position
-from gym_tictactoe.vector import TicTacToeVectorEnv
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.envs.vector import TicTacToeVectorEnv
+from gym_tictactoe.game.positions import from_board, new_position
+from gym_tictactoe.players.opponents import EpsilonOpponent, MixtureOpponent, RandomOpponent
+from gym_tictactoe.players.protocol import as_player
 
 BOARDS = [(3, 3, 3), (4, 5, 4), (6, 6, 4)]  # tables; codes kept on cell boards; cells only
 

@@ -10,11 +10,11 @@ import pytest
 from missing_packages import run_without
 
 from agents.q_learning import QLearningAgent
-from gym_tictactoe import cli, game, policy_report
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.evaluation import UniformPolicy, evaluate
-from gym_tictactoe.policy_heatmap import policy_heatmap, policy_values, solver_values
-from gym_tictactoe.policy_report import (
+from gym_tictactoe import cli, game
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.evaluation import UniformPolicy, evaluate, policy_report
+from gym_tictactoe.evaluation.policy_heatmap import policy_heatmap, policy_values, solver_values
+from gym_tictactoe.evaluation.policy_report import (
     MAX_BLUNDER_BOARDS,
     MOVE_COLOUR,
     is_report,

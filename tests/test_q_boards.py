@@ -12,7 +12,7 @@ import pytest
 from agents import q_tables
 from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
 from gym_tictactoe import evaluation, game
-from gym_tictactoe.env import TicTacToeEnv
+from gym_tictactoe.envs.env import TicTacToeEnv
 
 RECTANGLE = (2, 4, 3)  # 8 cells, 4 symmetries, 1,861 positions with a move to make
 SQUARE = (4, 4, 3)  # 16 cells, 8 symmetries: the compact layout

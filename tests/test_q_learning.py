@@ -23,10 +23,12 @@ from agents.q_learning import (
     symmetry_tables,
 )
 from gym_tictactoe import evaluation, game
-from gym_tictactoe.env import VIEWS, TicTacToeEnv
-from gym_tictactoe.opponents import parse_opponent
+from gym_tictactoe.envs.env import VIEWS, TicTacToeEnv
+from gym_tictactoe.players.opponents import parse_opponent
 
-PLAYING = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
+T3 = game.TICTACTOE  # tic-tac-toe's rules, for lines that would not fit
+
+PLAYING = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]
 # Every position with a move to make, as its side to move sees it, and its legal cells.
 OBSERVATIONS = VIEWS[game.TO_MOVE[PLAYING] - 1, PLAYING]
 CODES = OBSERVATIONS.astype(np.int64) @ game.POW3  # the agent's codes: 1 own mark, 2 the other's
@@ -64,12 +66,12 @@ class OneMoveEnv(gym.Env):
 @pytest.mark.parametrize("symmetric", [True, False])
 def test_images_of_a_position_share_its_row_with_cells_mapped(symmetric):
     rows, columns = symmetry_tables(symmetric)
-    for s, perm in enumerate(game.SYMMETRIES):
+    for s, perm in enumerate(game.TICTACTOE.symmetries):
         images = game.CELLS[PLAYING][:, perm].astype(np.int64) @ game.POW3
         same_row = rows[images] == rows[PLAYING]
         assert same_row.all() if symmetric else np.array_equal(same_row, images == PLAYING)
         if symmetric:  # cell a of the position is cell INVERSE[s][a] of its image
-            moved = columns[images][:, game.INVERSE_SYMMETRIES[s]]
+            moved = columns[images][:, game.TICTACTOE.inverse_symmetries[s]]
             assert (moved == columns[PLAYING]).all()
 
 
@@ -80,7 +82,7 @@ def test_an_update_is_visible_on_every_symmetric_image():
     agent.train(env, 1)
     values = agent.q_values(obs)
     assert values[env.moves[0]] == 1.0 and np.count_nonzero(values) == 1
-    for perm in game.SYMMETRIES:  # image[j] = obs[perm[j]], so its values are values[perm]
+    for perm in T3.symmetries:  # image[j] = obs[perm[j]], so its values are values[perm]
         assert np.array_equal(agent.q_values(obs[perm]), values[perm])
 
 
@@ -89,7 +91,7 @@ def test_without_sharing_an_update_stays_on_its_own_position():
     agent = QLearningAgent(seed=0, symmetric=False)
     agent.train(OneMoveEnv(obs), 1)
     assert np.count_nonzero(agent.q_values(obs)) == 1
-    for perm in game.SYMMETRIES[1:]:
+    for perm in game.TICTACTOE.symmetries[1:]:
         assert not agent.q_values(obs[perm]).any()
 
 

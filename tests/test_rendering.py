@@ -1,4 +1,4 @@
-"""Tests of gym_tictactoe.rendering: text, images, the pygame window, and the env's render()."""
+"""gym_tictactoe.envs.rendering: text, images, the pygame window, and the env's render()."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 from gymnasium.error import DependencyNotInstalled
 
-from gym_tictactoe import game, notation, picture, rendering
-from gym_tictactoe.env import TicTacToeEnv
+from gym_tictactoe import game
+from gym_tictactoe.envs import picture, rendering
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.game import notation
 
 CELL = 80  # the default cell size of 3x3
 LAYOUT = picture.layout((3, 3), CELL)

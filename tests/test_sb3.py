@@ -26,7 +26,7 @@ from zip_helpers import move_central_directory, set_version_needed
 
 from agents import sb3, sb3_files
 from gym_tictactoe import evaluation, game
-from gym_tictactoe.wrappers import OneHotObservation
+from gym_tictactoe.envs.wrappers import OneHotObservation
 
 # A few updates within a few hundred timesteps on 2 envs.
 _PPO_SMALL = {"n_steps": 64, "batch_size": 64, "n_epochs": 2}
@@ -59,7 +59,7 @@ def trained():
 
 def _positions() -> tuple[np.ndarray, np.ndarray]:
     """Every position with a move to make, seen by the side to move, and its mask."""
-    codes = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
+    codes = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]
     o_to_move = (game.TO_MOVE[codes] == game.O)[:, None]
     boards = np.where(o_to_move, game.SWAP[game.CELLS[codes]], game.CELLS[codes])
     return boards.astype(np.int8), game.LEGAL_MASK[codes]
@@ -192,7 +192,7 @@ def test_stochastic_policy_draws_legal_seeded_moves_and_is_measured_exactly(trai
 
 
 def test_a_canonical_stochastic_policy_maps_its_distribution_back(trained):
-    from gym_tictactoe.symmetry import canonicalize, untransform_cells
+    from gym_tictactoe.game.symmetry import canonicalize, untransform_cells
 
     boards, masks = _positions()
     model = trained["maskable-ppo"]

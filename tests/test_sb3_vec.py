@@ -13,9 +13,11 @@ from stable_baselines3.common.vec_env import DummyVecEnv
 
 from agents.sb3_vec import TicTacToeSB3VecEnv
 from gym_tictactoe import game
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.opponents import parse_opponent
-from gym_tictactoe.wrappers import OneHotObservation
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.envs.wrappers import OneHotObservation
+from gym_tictactoe.players.opponents import parse_opponent
+
+T3 = game.TICTACTOE  # tic-tac-toe's rules, for lines that would not fit
 
 N_BOARDS = 6
 DETERMINISTIC = ["minimax:deterministic=true", "heuristic:deterministic=true",
@@ -144,14 +146,14 @@ def test_a_bad_seed_is_refused_when_given(seed):
 def test_canonical_adapter_shows_canonical_boards_and_maps_moves_and_masks_back():
     from sb3_contrib.common.maskable.utils import get_action_masks
 
-    from gym_tictactoe.symmetry import uncanonical_actions
+    from gym_tictactoe.game.symmetry import uncanonical_actions
 
     env = TicTacToeSB3VecEnv(64, "random", "random", canonical=True, start="random",
                              start_probability=0.5, seed=0)
     obs, rng = env.reset(), np.random.default_rng(0)
     for _ in range(60):
         codes = obs.astype(np.int64) @ game.POW3
-        assert (game.CANONICAL[codes] == codes).all()  # every board in its lowest orientation
+        assert (T3.tables.canonical[codes] == codes).all()  # every board in its lowest orientation
         masks = env.action_masks()
         assert (masks == (obs == 0)).all()  # the mask of the board as shown
         # MaskablePPO asks through env_method: the same canonical masks.

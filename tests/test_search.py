@@ -13,12 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gym_tictactoe import game, negamax, search, solver
-from gym_tictactoe.opponents import make_opponent, parse_opponent
-from gym_tictactoe.search import MAX_NODES, AlphaBetaPlayer
-from gym_tictactoe.threats import FOUR_BONUS, GAIN_SHIFT, LOW, LinePosition, geometry
+from gym_tictactoe import game
+from gym_tictactoe.game import solver
+from gym_tictactoe.players import negamax, search
+from gym_tictactoe.players.opponents import make_opponent, parse_opponent
+from gym_tictactoe.players.search import MAX_NODES, AlphaBetaPlayer
+from gym_tictactoe.players.threats import FOUR_BONUS, GAIN_SHIFT, LOW, LinePosition, geometry
 
-PLAYING = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
+PLAYING = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]
 
 
 def perfect(rows: int = 3, cols: int = 3, k: int = 3) -> AlphaBetaPlayer:
@@ -93,7 +95,7 @@ def test_perfect_on_every_tic_tac_toe_position():
     solution, player = solver.solve(), perfect()
     assert len(PLAYING) == 4520
     for code in PLAYING:
-        result = player.search(game.CELLS[code], game.to_move(int(code)))
+        result = player.search(game.CELLS[code], game.TICTACTOE.to_move(int(code)))
         assert set(result.moves) == set(np.flatnonzero(solution.best[code]).tolist()), code
         assert result.score == solution.score[code] and result.proven, code
 
@@ -106,7 +108,7 @@ def test_perfect_play_draws_like_minimax_from_the_same_rng():
     for code in PLAYING:
         best = np.flatnonzero(solution.best[code])
         expected = best[int(theirs.random() * best.size)] if best.size > 1 else best[0]
-        assert player.act(game.CELLS[code], game.to_move(int(code)), mine) == expected
+        assert player.act(game.CELLS[code], game.TICTACTOE.to_move(int(code)), mine) == expected
 
 
 @pytest.mark.parametrize("settings", [{}, {"max_nodes": 300}])
@@ -114,7 +116,7 @@ def test_with_limits_it_still_keeps_the_value_of_every_tic_tac_toe_position(sett
     """Small boards are searched at full width, so even a budgeted search never blunders."""
     keeps, player = solver.solve().keeps_value, AlphaBetaPlayer(**settings)
     for code in PLAYING:
-        moves = player.search(game.CELLS[code], game.to_move(int(code))).moves
+        moves = player.search(game.CELLS[code], game.TICTACTOE.to_move(int(code))).moves
         assert keeps[code, list(moves)].all(), (code, moves)
 
 

@@ -12,13 +12,13 @@ import pytest
 from agents.q_learning import QLearningAgent
 from agents.self_play import SnapshotPool, train_q
 from gym_tictactoe import evaluation, game
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.opponents import MixtureOpponent
-from gym_tictactoe.stochastic import UniformPolicy
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.players.opponents import MixtureOpponent
+from gym_tictactoe.players.stochastic import UniformPolicy
 
 
 def _positions() -> tuple[np.ndarray, np.ndarray]:
-    codes = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
+    codes = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]
     o_to_move = (game.TO_MOVE[codes] == game.O)[:, None]
     boards = np.where(o_to_move, game.SWAP[game.CELLS[codes]], game.CELLS[codes])
     return boards.astype(np.int8), game.LEGAL_MASK[codes]
@@ -145,7 +145,7 @@ class _Lowest:
 
 
 def test_envs_holding_the_pool_opponent_see_each_refresh_at_once():
-    from gym_tictactoe.vector import TicTacToeVectorEnv
+    from gym_tictactoe.envs.vector import TicTacToeVectorEnv
 
     pool = SnapshotPool(size=1)
     vec = TicTacToeVectorEnv(32, opponent=pool.opponent(), agent_mark="O")

@@ -4,7 +4,10 @@ from functools import cache
 
 import numpy as np
 
-from gym_tictactoe import game, solver
+from gym_tictactoe import game
+from gym_tictactoe.game import solver
+
+T3 = game.TICTACTOE  # tic-tac-toe's rules, for lines that would not fit
 
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 
@@ -37,7 +40,7 @@ def board(text: str) -> int:
 
 def test_values_and_distances_match_plain_minimax_everywhere():
     solution = solver.solve()
-    for code in game.REACHABLE:
+    for code in game.TICTACTOE.reachable:
         value, plies = plain_minimax(tuple(int(v) for v in game.CELLS[code]))
         assert (solution.value[code], solution.distance[code]) == (value, plies), code
 
@@ -68,10 +71,10 @@ def test_best_moves_win_fastest_and_lose_slowest():
 
 def test_best_moves_are_exactly_the_moves_plain_minimax_prefers():
     best = solver.solve().best
-    for code in game.REACHABLE[~game.TERMINAL[game.REACHABLE]]:
+    for code in game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]:
         cells = tuple(int(v) for v in game.CELLS[code])
         target = plain_minimax(cells)
-        mark = game.to_move(int(code))
+        mark = game.TICTACTOE.to_move(int(code))
         chosen = []
         for i in (i for i in range(9) if cells[i] == 0):
             value, plies = plain_minimax(cells[:i] + (mark,) + cells[i + 1 :])
@@ -82,19 +85,19 @@ def test_best_moves_are_exactly_the_moves_plain_minimax_prefers():
 
 def test_move_masks_nest_inside_the_legal_moves():
     solution = solver.solve()
-    playing = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
+    playing = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]
     legal = game.LEGAL_MASK[playing].astype(bool)
     assert (solution.best[playing] <= solution.keeps_value[playing]).all()
     assert (solution.keeps_value[playing] <= legal).all()
     assert solution.best[playing].any(axis=1).all()
-    assert not solution.keeps_value[game.REACHABLE[game.TERMINAL[game.REACHABLE]]].any()
+    assert not solution.keeps_value[T3.reachable[game.TERMINAL[T3.reachable]]].any()
 
 
 def test_value_keeping_moves_keep_the_value():
     solution = solver.solve()
-    for code in game.REACHABLE[::5]:
+    for code in game.TICTACTOE.reachable[::5]:
         for cell in np.flatnonzero(game.LEGAL_MASK[code]):
-            kept = solution.value[game.NEXT[code, cell]] == solution.value[code]
+            kept = solution.value[game.TICTACTOE.tables.next[code, cell]] == solution.value[code]
             assert solution.keeps_value[code, cell] == kept
 
 

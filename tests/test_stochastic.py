@@ -7,9 +7,10 @@ from functools import cache
 import numpy as np
 import pytest
 
-from gym_tictactoe import answers, evaluation, game, solver
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.evaluation import UniformPolicy
+from gym_tictactoe import evaluation, game
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.evaluation import UniformPolicy, answers
+from gym_tictactoe.game import solver
 
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 
@@ -149,12 +150,12 @@ def test_epsilon_policy_can_lose_and_its_losing_line_has_positive_probability():
         me = game.MARKS[seat]
         code = game.EMPTY_BOARD
         for cell in response.losing_line:
-            if game.to_move(code) == me:
+            if game.TICTACTOE.to_move(code) == me:
                 obs = game.decode(code) if me == game.X else game.SWAP[game.decode(code)]
                 mask = game.LEGAL_MASK[code][None]
                 assert policy.action_probabilities_batch(obs[None], mask)[0, cell] > 0
             code = game.play(code, cell)
-        assert game.is_terminal(code) and game.winner(code) == game.SWAP[me]
+        assert game.TICTACTOE.is_terminal(code) and game.winner(code) == game.SWAP[me]
 
 
 def test_single_and_batch_probabilities_give_the_same_measures():

@@ -1,10 +1,11 @@
-"""gym_tictactoe.symmetry: canonical images of batches, actions mapped back, symmetry averaging."""
+"""gym_tictactoe.game.symmetry: canonical images of batches, actions mapped back, averaging."""
 
 import numpy as np
 import pytest
 
-from gym_tictactoe import evaluation, game, symmetry
-from gym_tictactoe.symmetry import SymmetrizedPolicy
+from gym_tictactoe import evaluation, game
+from gym_tictactoe.game import symmetry
+from gym_tictactoe.players.symmetrized import SymmetrizedPolicy
 
 # Tabled (3x3, 3x4, 1x5), code arrays (1x13, 4x4), digit by digit (7x7: 49 cells > 39).
 BOARDS = [(3, 3, 3), (3, 4, 3), (1, 5, 3), (1, 13, 3), (4, 4, 3), (7, 7, 4)]

@@ -18,9 +18,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gym_tictactoe  # noqa: F401  (registers TicTacToe-v0)
-from gym_tictactoe import game, heuristic, rendering, solver, starts
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.opponents import (
+from gym_tictactoe import game
+from gym_tictactoe.envs import rendering
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.envs.vector import TicTacToeVectorEnv, memory_needed, vectorize_opponent
+from gym_tictactoe.game import solver, starts
+from gym_tictactoe.players import heuristic
+from gym_tictactoe.players.opponents import (
     EpsilonOpponent,
     HeuristicOpponent,
     MinimaxOpponent,
@@ -29,9 +33,8 @@ from gym_tictactoe.opponents import (
     RandomOpponent,
     TableOpponent,
 )
-from gym_tictactoe.vector import TicTacToeVectorEnv, memory_needed, vectorize_opponent
 
-PLAYING = game.REACHABLE[~game.TERMINAL[game.REACHABLE]]
+PLAYING = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]
 Step = tuple[Any, ...]
 
 

@@ -1,4 +1,4 @@
-"""Tests of gym_tictactoe.wrappers: the one-hot and absolute-board observations."""
+"""Tests of gym_tictactoe.envs.wrappers: the one-hot and absolute-board observations."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from gymnasium.utils.env_checker import check_env
 from gymnasium.utils.env_match import data_equivalence
 
 from gym_tictactoe import game
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.wrappers import AbsoluteBoard, OneHotObservation, one_hot
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.envs.wrappers import AbsoluteBoard, OneHotObservation, one_hot
+
+T3 = game.TICTACTOE  # tic-tac-toe's rules, for lines that would not fit
 
 WRAPPERS = [OneHotObservation, AbsoluteBoard]
 SEEDS = range(20)
@@ -122,7 +124,7 @@ def test_check_env_passes_without_warnings(wrapper: type, agent_mark: str) -> No
 def registered_id() -> Iterator[str]:
     """A throwaway registration, so the checker can remake the env from its spec."""
     env_id = "gym_tictactoe_wrapper_tests/TicTacToe-v0"
-    gym.register(id=env_id, entry_point="gym_tictactoe.env:TicTacToeEnv")
+    gym.register(id=env_id, entry_point="gym_tictactoe.envs.env:TicTacToeEnv")
     yield env_id
     del gym.registry[env_id]
 
@@ -146,7 +148,7 @@ def test_check_env_remakes_the_wrapped_env_in_every_render_mode(
 
 
 def test_grid_observation_reshapes_any_board_and_one_hot_grows_with_it():
-    from gym_tictactoe.wrappers import GridObservation
+    from gym_tictactoe.envs.wrappers import GridObservation
 
     env = GridObservation(TicTacToeEnv(rows=4, cols=5, win_length=4, agent_mark="O"))
     obs, info = env.reset(seed=3)
@@ -166,7 +168,7 @@ CANONICAL_BOARDS = [(3, 3, 3), (3, 4, 3), (1, 13, 3), (6, 6, 4)]
 
 
 def canonical_env(size, **kwargs):
-    from gym_tictactoe.wrappers import CanonicalObservation
+    from gym_tictactoe.envs.wrappers import CanonicalObservation
 
     rows, cols, k = size
     return CanonicalObservation(TicTacToeEnv(rows=rows, cols=cols, win_length=k, **kwargs))
@@ -222,7 +224,7 @@ def test_canonical_mask_marks_the_empty_cells_of_the_canonical_board() -> None:
 def test_the_wrapper_examples_hold() -> None:
     import doctest
 
-    from gym_tictactoe import wrappers
+    from gym_tictactoe.envs import wrappers
 
     failed, attempted = doctest.testmod(wrappers)
     assert failed == 0 and attempted > 10
@@ -245,7 +247,7 @@ def test_canonical_composes_with_one_hot_and_maskable_ppo_sees_its_mask() -> Non
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from gym_tictactoe.wrappers import CanonicalObservation
+    from gym_tictactoe.envs.wrappers import CanonicalObservation
 
     inner = canonical_env((3, 3, 3), opponent="random", agent_mark="O")
     env = OneHotObservation(inner)
@@ -260,7 +262,7 @@ def test_canonical_composes_with_one_hot_and_maskable_ppo_sees_its_mask() -> Non
     canonical = vec.envs[0].get_wrapper_attr("symmetry")
     raw = vec.envs[0].unwrapped.action_masks()
     masks = get_action_masks(vec)
-    assert masks.shape == (1, 9) and np.array_equal(masks[0], raw[game.SYMMETRIES[canonical]])
+    assert masks.shape == (1, 9) and np.array_equal(masks[0], raw[T3.symmetries[canonical]])
     with pytest.raises(ValueError, match="MultiDiscrete"):
         CanonicalObservation(OneHotObservation(TicTacToeEnv()))
 
@@ -295,8 +297,8 @@ def test_batched_canonicalize_agrees_with_the_wrapper_on_vector_env_boards(size)
     single env per board, stepped together (deterministic opponent, agent X)."""
     from boards_helpers import board_kwargs, deterministic
 
-    from gym_tictactoe.symmetry import canonicalize, transform_cells, uncanonical_actions
-    from gym_tictactoe.vector import TicTacToeVectorEnv
+    from gym_tictactoe.envs.vector import TicTacToeVectorEnv
+    from gym_tictactoe.game.symmetry import canonicalize, transform_cells, uncanonical_actions
 
     n, kwargs = 8, board_kwargs(size)
     vec = TicTacToeVectorEnv(n, deterministic("heuristic", size), "X", **kwargs)

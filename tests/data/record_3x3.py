@@ -27,9 +27,13 @@ from typing import Any
 import numpy as np
 
 import gym_tictactoe
-from gym_tictactoe import game, heuristic, solver
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.vector import TicTacToeVectorEnv
+from gym_tictactoe import game
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.envs.vector import TicTacToeVectorEnv
+from gym_tictactoe.game import solver
+from gym_tictactoe.players import heuristic
+
+T3 = game.TICTACTOE  # tic-tac-toe's rules, for lines that would not fit
 
 OPPONENTS = ["random", "minimax", "heuristic", "montecarlo", "epsilon:epsilon=0.3",
              "random+minimax*2"]
@@ -69,17 +73,17 @@ def table_digests() -> dict[str, str]:
     solution = solver.solve()
     tables = {
         "CELLS": game.CELLS, "WINNER": game.WINNER, "TO_MOVE": game.TO_MOVE,
-        "TERMINAL": game.TERMINAL, "LEGAL_MASK": game.LEGAL_MASK, "NEXT": game.NEXT,
-        "CANONICAL": game.CANONICAL, "REACHABLE": game.REACHABLE,
-        "IS_REACHABLE": game.IS_REACHABLE, "LINE_ARRAY": game.LINE_ARRAY,
-        "SYMMETRIES": game.SYMMETRIES, "INVERSE_SYMMETRIES": game.INVERSE_SYMMETRIES,
+        "TERMINAL": game.TERMINAL, "LEGAL_MASK": game.LEGAL_MASK, "NEXT": T3.tables.next,
+        "CANONICAL": game.TICTACTOE.tables.canonical, "REACHABLE": game.TICTACTOE.reachable,
+        "IS_REACHABLE": game.IS_REACHABLE, "LINE_ARRAY": game.TICTACTOE.line_array,
+        "SYMMETRIES": T3.symmetries, "INVERSE_SYMMETRIES": T3.inverse_symmetries,
         "solution.score": solution.score, "solution.value": solution.value,
         "solution.distance": solution.distance, "solution.best": solution.best,
         "solution.keeps_value": solution.keeps_value, "heuristic.table": heuristic.table(),
     }
     digests = {name: array_digest(table) for name, table in tables.items()}
-    digests["LAYERS"] = json_digest(list(game.LAYERS))
-    digests["LINES"] = json_digest(game.LINES)
+    digests["LAYERS"] = json_digest(list(game.TICTACTOE.layers))
+    digests["LINES"] = json_digest(game.TICTACTOE.lines)
     digests["count_games"] = json_digest(game.count_games())
     digests["random_play_outcome"] = json_digest(game.random_play_outcome())
     return digests

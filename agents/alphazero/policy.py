@@ -1,0 +1,77 @@
+"""A trained network as a Policy: greedy on its prior (the raw network), or greedy on the visit
+counts of a PUCT search of a fixed number of simulations (network plus search).
+
+Both are deterministic (the search has no randomness at play: no noise, first of equal
+counts), so the exact evaluation (``gym_tictactoe.evaluation``) scores them as they play. Both
+answer a whole batch of positions in one call (``act_batch``), the search growing one tree per
+position side by side.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.alphazero.network import PolicyValueNet, infer
+from agents.alphazero.search import C_PUCT, search
+from gym_tictactoe import game
+from gym_tictactoe.checks import check_int, check_number
+from gym_tictactoe.game import Rules
+
+RAW_CHUNK = 8192  # positions per network call
+# The trees of one batch take about 17 bytes per node and cell (search.Trees): batches are cut
+# to this many bytes, one tree at least (10,000 simulations on 15x15: 38 MB).
+SEARCH_BYTES = 256 * 2**20
+MAX_SIMULATIONS = 10_000
+
+
+class AlphaZeroPolicy:
+    """``policy(observation, action_mask) -> cell`` over the env's agent view (1 own mark,
+    2 the other's) on ``rules``'s board; ``max_simulations`` None plays the raw network."""
+
+    def __init__(self, net: PolicyValueNet, rules: Rules, max_simulations: int | None = None,
+                 c_puct: float = C_PUCT) -> None:
+        self.net, self.rules = net, rules
+        self.max_simulations = check_int(max_simulations, "max_simulations", 1,
+                                         MAX_SIMULATIONS, none=True)
+        self.c_puct = check_number(c_puct, "c_puct", 0.0, low_open=True)
+
+    def evaluator(self, boards: npt.NDArray[np.int8]) -> tuple[npt.NDArray, npt.NDArray]:
+        """Priors and values of boards seen by their mover: the search's evaluator."""
+        return infer(self.net, boards, self.rules.shape)
+
+    def act_batch(self, observations: npt.ArrayLike, masks: npt.ArrayLike) -> npt.NDArray:
+        """The cells played on each of ``observations`` (N, cells), in chunks of positions."""
+        boards = np.asarray(observations, dtype=np.int8).reshape(-1, self.rules.n_cells)
+        legal = np.asarray(masks).reshape(boards.shape).astype(bool)
+        chunk = RAW_CHUNK if self.max_simulations is None else max(
+            1, SEARCH_BYTES // (17 * (self.max_simulations + 1) * self.rules.n_cells))
+        cells = np.empty(len(boards), dtype=np.int64)
+        for first in range(0, len(boards), chunk):
+            part = slice(first, first + chunk)
+            cells[part] = self._choose(boards[part], legal[part])
+        return cells
+
+    def _choose(self, boards: npt.NDArray[np.int8], legal: npt.NDArray[np.bool_]) -> npt.NDArray:
+        if self.max_simulations is None:
+            scores = infer(self.net, boards, self.rules.shape)[0]
+        else:
+            # The observation is the board as its mover sees it: an absolute board with mover 1.
+            movers = np.full(len(boards), game.X, dtype=np.int8)
+            scores = search(self.rules, self.evaluator, boards, movers, self.max_simulations,
+                            c_puct=self.c_puct).visits
+        return np.where(legal, scores + 1.0, 0.0).argmax(axis=1)  # legal cells first
+
+    def __call__(self, observation: npt.ArrayLike, action_mask: npt.ArrayLike) -> int:
+        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
+
+    def __repr__(self) -> str:
+        how = ("raw network" if self.max_simulations is None
+               else f"search of {self.max_simulations} simulations")
+        return f"AlphaZeroPolicy({self.rules.name}, {how})"
+
+    def with_search(self, max_simulations: Any) -> AlphaZeroPolicy:
+        """The same network playing through a search of ``max_simulations`` simulations."""
+        return AlphaZeroPolicy(self.net, self.rules, max_simulations, self.c_puct)

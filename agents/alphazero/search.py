@@ -1,0 +1,191 @@
+"""PUCT search over a batch of trees at once: arrays, not objects (as mctx does it), so the
+leaves of every tree are evaluated in one network call per simulation.
+
+A batch of ``B`` trees of at most ``simulations + 1`` nodes each lives in arrays indexed
+``[tree, node, ...]``: each node's absolute board (with a -1 pad cell for ``Rules.wins_at``), its
+player to move, whether it is finished and its value there, and per move the child's index (-1:
+not expanded), prior, visit count and total value (for the player to move at the node). A
+simulation descends all trees together (a Python loop over the depth, vectorised over the trees),
+expands one leaf per tree, evaluates the new leaves in one call and backs the values up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from gym_tictactoe import game
+from gym_tictactoe.game import Rules
+
+# relative boards (K, cells) -> priors (K, cells) over the empty cells, values (K,) in [-1, 1]
+Evaluator = Callable[[npt.NDArray[np.int8]], tuple[npt.NDArray, npt.NDArray]]
+C_PUCT = 1.5
+
+
+@dataclass
+class Trees:
+    boards: npt.NDArray[np.int8]      # (B, M, cells + 1) absolute, last column -1
+    mover: npt.NDArray[np.int8]       # (B, M)
+    terminal: npt.NDArray[np.bool_]   # (B, M)
+    value: npt.NDArray[np.float32]    # (B, M) a finished node's value for its mover
+    children: npt.NDArray[np.int32]   # (B, M, cells)
+    prior: npt.NDArray[np.float32]    # (B, M, cells)
+    visits: npt.NDArray[np.float32]   # (B, M, cells)
+    total: npt.NDArray[np.float32]    # (B, M, cells) for the node's mover
+    size: npt.NDArray[np.int64]       # (B,) nodes used
+
+
+def relative(boards: npt.NDArray[np.int8], movers: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
+    """Absolute boards (K, cells) as their player to move sees them: 1 own, 2 the other's."""
+    movers = np.asarray(movers)[:, None]
+    return np.where(boards == 0, 0, np.where(boards == movers, 1, 2)).astype(np.int8)
+
+
+def new_trees(roots: npt.NDArray[np.int8], movers: npt.NDArray[np.int8], nodes: int) -> Trees:
+    """Trees holding only their roots (absolute boards ``roots`` (B, cells))."""
+    count, cells = roots.shape
+    boards = np.full((count, nodes, cells + 1), -1, dtype=np.int8)
+    boards[:, 0, :cells] = roots
+    mover = np.zeros((count, nodes), dtype=np.int8)
+    mover[:, 0] = movers
+    per_move = (count, nodes, cells)
+    return Trees(boards, mover, np.zeros((count, nodes), bool),
+                 np.zeros((count, nodes), np.float32), np.full(per_move, -1, np.int32),
+                 np.zeros(per_move, np.float32), np.zeros(per_move, np.float32),
+                 np.zeros(per_move, np.float32), np.ones(count, np.int64))
+
+
+def search(rules: Rules, evaluate: Evaluator, roots: npt.NDArray[np.int8],
+           movers: npt.NDArray[np.int8], simulations: int, *,
+           noise: tuple[np.random.Generator, float, float] | None = None,
+           c_puct: float = C_PUCT) -> Result:
+    """The roots' figures after ``simulations`` simulations on each of the unfinished boards
+    ``roots`` (absolute, (B, cells)) with ``movers`` to move. ``noise``: (generator, Dirichlet
+    alpha, fraction) mixed into the roots' priors, as in self-play."""
+    roots = np.asarray(roots, dtype=np.int8)
+    trees = new_trees(roots, movers, simulations + 1)
+    priors, values = evaluate(relative(roots, movers))
+    trees.prior[:, 0] = priors if noise is None else _with_noise(priors, roots == 0, *noise)
+    for _ in range(simulations):
+        _simulate(rules, trees, evaluate, c_puct)
+    visits, total = trees.visits[:, 0].copy(), trees.total[:, 0]
+    q = np.divide(total, visits, out=np.repeat(values[:, None], visits.shape[1], axis=1)
+                  .astype(np.float32), where=visits > 0)
+    return Result(visits, q, np.asarray(priors, np.float32))
+
+
+@dataclass
+class Result:
+    """Per root (B, cells): visit counts, each move's mean value for the root's mover (the
+    network's value of the root where unvisited: "completed" as in Gumbel MuZero) and the
+    network's priors (before any noise)."""
+
+    visits: npt.NDArray[np.float32]
+    q: npt.NDArray[np.float32]
+    priors: npt.NDArray[np.float32]
+
+    def improved_policy(self, legal: npt.NDArray[np.bool_], c_visit: float = 50.0,
+                        c_scale: float = 0.1) -> npt.NDArray[np.float32]:
+        """softmax(log prior + (c_visit + max visits) * c_scale * q) over the legal cells
+        (Danihelka et al. 2022): a target that follows the values the search found, sharp
+        where few simulations leave the visit counts flat."""
+        scale = (c_visit + self.visits.max(axis=1, keepdims=True)) * c_scale
+        logits = np.log(np.maximum(self.priors, 1e-12)) + scale * self.q
+        logits = np.where(legal, logits - logits.max(axis=1, keepdims=True), -np.inf)
+        weights = np.exp(logits)
+        return (weights / weights.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def _with_noise(priors: npt.NDArray, legal: npt.NDArray[np.bool_], rng: np.random.Generator,
+                alpha: float, fraction: float) -> npt.NDArray:
+    """``(1 - fraction) * prior + fraction * Dirichlet(alpha)`` over each row's legal cells."""
+    gamma = rng.gamma(alpha, 1.0, size=priors.shape) * legal
+    sums = gamma.sum(axis=1, keepdims=True)
+    dirichlet = np.divide(gamma, sums, out=np.zeros_like(gamma), where=sums > 0)
+    return ((1 - fraction) * priors + fraction * dirichlet).astype(np.float32)
+
+
+def _select(trees: Trees, idx: npt.NDArray, nodes: npt.NDArray, c_puct: float) -> npt.NDArray:
+    """The PUCT move at ``nodes`` of trees ``idx`` (first of equals: deterministic)."""
+    visits, total = trees.visits[idx, nodes], trees.total[idx, nodes]
+    q = np.divide(total, visits, out=np.zeros_like(total), where=visits > 0)
+    u = c_puct * trees.prior[idx, nodes] * np.sqrt(visits.sum(axis=1, keepdims=True) + 1)
+    score = q + u / (1 + visits)
+    score[trees.boards[idx, nodes, :-1] != game.EMPTY] = -np.inf
+    return score.argmax(axis=1)
+
+
+def _descend(trees: Trees, c_puct: float
+             ) -> tuple[npt.NDArray, npt.NDArray, npt.NDArray, npt.NDArray]:
+    """From every root down to a move not yet expanded or a finished node: the path's nodes
+    and moves (B, depth) and each tree's depth and last node."""
+    count, cells = trees.children.shape[0], trees.children.shape[2]
+    path_nodes = np.zeros((count, cells + 1), np.int64)
+    path_moves = np.zeros((count, cells + 1), np.int64)
+    depth, node = np.zeros(count, np.int64), np.zeros(count, np.int64)
+    active = ~trees.terminal[:, 0]
+    for step in range(cells + 1):
+        idx = np.flatnonzero(active)
+        if idx.size == 0:
+            break
+        moves = _select(trees, idx, node[idx], c_puct)
+        path_nodes[idx, step], path_moves[idx, step] = node[idx], moves
+        depth[idx] = step + 1
+        child = trees.children[idx, node[idx], moves]
+        known = child >= 0
+        node[idx[known]] = child[known]
+        active[idx[~known]] = False
+        active[idx[known]] = ~trees.terminal[idx[known], child[known]]
+    return path_nodes, path_moves, depth, node
+
+
+def _simulate(rules: Rules, trees: Trees, evaluate: Evaluator, c_puct: float) -> None:
+    path_nodes, path_moves, depth, node = _descend(trees, c_puct)
+    count = len(depth)
+    rows = np.arange(count)
+    last = np.maximum(depth - 1, 0)
+    parent, move = path_nodes[rows, last], path_moves[rows, last]
+    expand = (depth > 0) & (trees.children[rows, parent, move] < 0)
+    leaf_value = trees.value[rows, node].copy()  # finished nodes reached again
+    idx = np.flatnonzero(expand)
+    if idx.size:
+        leaf_value[idx] = _expand(rules, trees, evaluate, idx, parent[idx], move[idx])
+    _backup(trees, path_nodes, path_moves, depth, leaf_value)
+
+
+def _expand(rules: Rules, trees: Trees, evaluate: Evaluator, idx: npt.NDArray,
+            parent: npt.NDArray, move: npt.NDArray) -> npt.NDArray[np.float32]:
+    """Add the child of ``parent`` by ``move`` in trees ``idx``; its value for its mover."""
+    new = trees.size[idx]
+    trees.size[idx] += 1
+    trees.children[idx, parent, move] = new
+    marks = trees.mover[idx, parent]
+    boards = trees.boards[idx, parent].copy()
+    boards[np.arange(idx.size), move] = marks
+    won = rules.wins_at(boards, move, marks)
+    finished = won | (boards[:, :-1] != game.EMPTY).all(axis=1)
+    trees.boards[idx, new], trees.mover[idx, new] = boards, game.SWAP[marks]
+    trees.terminal[idx, new] = finished
+    values = np.where(won, -1.0, 0.0).astype(np.float32)  # the mover there has lost, or a draw
+    trees.value[idx, new] = values
+    open_ = np.flatnonzero(~finished)
+    if open_.size:
+        priors, net_values = evaluate(relative(boards[open_, :-1], game.SWAP[marks[open_]]))
+        trees.prior[idx[open_], new[open_]] = priors
+        values[open_] = net_values
+    return values
+
+
+def _backup(trees: Trees, path_nodes: npt.NDArray, path_moves: npt.NDArray,
+            depth: npt.NDArray, leaf_value: npt.NDArray) -> None:
+    """Each edge on a path gains a visit and the leaf's value for the player moving there
+    (negated once per ply between them)."""
+    for step in range(int(depth.max(initial=0))):
+        idx = np.flatnonzero(depth > step)
+        sign = np.where((depth[idx] - step) % 2 == 0, 1.0, -1.0)
+        nodes, moves = path_nodes[idx, step], path_moves[idx, step]
+        trees.visits[idx, nodes, moves] += 1
+        trees.total[idx, nodes, moves] += sign * leaf_value[idx]

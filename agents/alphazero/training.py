@@ -1,0 +1,117 @@
+"""AlphaZero training: rounds of batched self-play, each followed by gradient steps on batches
+from the replay buffer (policy cross-entropy to the visit distribution, squared error of the
+value to the game's result, weight decay), with a checkpoint call every ``eval_every`` games.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.alphazero.network import NetworkSettings, PolicyValueNet, infer, planes_of
+from agents.alphazero.policy import MAX_SIMULATIONS, AlphaZeroPolicy
+from agents.alphazero.replay import ReplayBuffer
+from agents.alphazero.self_play import PlaySettings, play_games
+from gym_tictactoe.checks import check_choice, check_int, check_number
+from gym_tictactoe.game import Rules
+
+ILLEGAL_LOGIT = -1e9  # not -inf: 0 * -inf would make the cross-entropy NaN
+
+
+@dataclass(frozen=True)
+class AlphaZeroSettings:
+    """Everything a training run sets: self-play, buffer, optimiser and network."""
+
+    play: PlaySettings = field(default_factory=PlaySettings)
+    network: NetworkSettings = field(default_factory=NetworkSettings)
+    games_per_round: int = 64
+    steps_per_round: int = 16
+    batch_size: int = 128
+    buffer_size: int = 20_000
+    learning_rate: float = 2e-3
+    weight_decay: float = 1e-4
+
+    def __post_init__(self) -> None:
+        play = self.play
+        check_int(play.simulations, "max_simulations", 1, MAX_SIMULATIONS)
+        check_number(play.temperature, "temperature", 0.0)
+        check_int(play.temperature_moves, "temperature_moves", 0)
+        check_number(play.dirichlet_alpha, "dirichlet_alpha", 0.0, low_open=True)
+        check_number(play.noise_fraction, "noise_fraction", 0.0, 1.0)
+        check_number(play.start_probability, "start_probability", 0.0, 1.0)
+        check_choice(play.target, "target", ("completed_q", "visits"))
+        for name in ("games_per_round", "steps_per_round", "batch_size", "buffer_size"):
+            check_int(getattr(self, name), name, 1, 10**7)
+        check_number(self.learning_rate, "learning_rate", 0.0, low_open=True)
+        check_number(self.weight_decay, "weight_decay", 0.0)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+Checkpoint = Callable[[Any, int], bool]  # (policy, games so far) -> stop
+
+
+class Trainer:
+    """One network learning one board by self-play; ``games`` counts the games played."""
+
+    def __init__(self, rules: Rules, settings: AlphaZeroSettings = AlphaZeroSettings(),
+                 seed: int = 0) -> None:
+        self.rules, self.settings = rules, settings
+        torch.manual_seed(seed)
+        self.net = PolicyValueNet(settings.network)
+        self.optimizer = torch.optim.AdamW(self.net.parameters(), lr=settings.learning_rate,
+                                           weight_decay=settings.weight_decay)
+        self.buffer = ReplayBuffer(rules, settings.buffer_size)
+        self.rng = np.random.default_rng(seed)
+        self.games = 0
+
+    @property
+    def policy(self) -> AlphaZeroPolicy:
+        """The raw network as a policy (greedy on its prior)."""
+        return AlphaZeroPolicy(self.net, self.rules)
+
+    def evaluate(self, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return infer(self.net, boards, self.rules.shape)
+
+    def round(self, games: int) -> float:
+        """Play ``games`` self-play games, then the round's gradient steps; the mean loss."""
+        self.buffer.add(play_games(self.rules, self.evaluate, games, self.settings.play,
+                                   self.rng))
+        self.games += games
+        losses = [self.step() for _ in range(self.settings.steps_per_round)]
+        return float(np.mean(losses))
+
+    def step(self) -> float:
+        """One gradient step on a batch of the buffer (each sample under a random symmetry)."""
+        boards, policies, outcomes = self.buffer.sample(self.settings.batch_size, self.rng)
+        self.net.train()
+        logits, values = self.net(planes_of(boards, self.rules.shape))
+        logits = logits.masked_fill(torch.from_numpy(boards != 0), ILLEGAL_LOGIT)
+        policy_loss = -(torch.from_numpy(policies) * torch.log_softmax(logits, 1)).sum(1).mean()
+        value_loss = torch.mean((values - torch.from_numpy(outcomes)) ** 2)
+        loss = policy_loss + value_loss
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return float(loss.detach())
+
+    def train(self, budget: int, eval_every: int, checkpoint: Checkpoint | None = None,
+              progress: Callable[[int], Any] | None = None) -> bool:
+        """Rounds until ``budget`` games or ``checkpoint`` says stop (True then); a checkpoint
+        every ``eval_every`` games and at the end."""
+        next_check, stopped = self.games + eval_every, False
+        while self.games < budget and not stopped:
+            played = min(self.settings.games_per_round, budget - self.games)
+            self.round(played)
+            if progress is not None:
+                progress(played)
+            if checkpoint is not None and (self.games >= next_check or self.games >= budget):
+                while next_check <= self.games:
+                    next_check += eval_every
+                stopped = bool(checkpoint(self.policy, self.games))
+        return stopped

@@ -1,0 +1,157 @@
+"""Does AlphaZero reach perfect play, and how fast? ``train.py --algo alphazero --seed S``.
+
+    python benchmarks/alphazero.py                       # 3x3, seeds 0-4, into runs/benchmarks/
+    python benchmarks/alphazero.py --out benchmarks/results/alphazero_3x3.json   # committed
+    python benchmarks/alphazero.py --speed 3x3x3 4x4x4 6x6x4   # self-play speed, one process
+
+Each seed is one ``train.py --algo alphazero --seed S`` run (self-play, exact evaluation of the
+raw network every 256 games, stopped at the first perfect one or at ``--episodes`` games), in a
+new process into a temporary folder removed afterwards. The JSON keeps each run's games to
+perfect play, its training time (checkpoints included), the final raw network's exact figures
+and its learning curve; with ``--search N`` also the exact figures of the saved network playing
+through a search of N simulations. Games reproduce exactly on one machine and torch version;
+seconds depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
+from progress import RUNS, Progress, writable
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
+    parser.add_argument("--board", default="3x3x3", help="RxCxK (default: %(default)s)")
+    parser.add_argument("--episodes", type=int, default=30_000,
+                        help="self-play games per run at most (default: %(default)s)")
+    parser.add_argument("--search", type=int, default=None, metavar="N",
+                        help="also evaluate the saved network with a search of N simulations")
+    parser.add_argument("--speed", nargs="+", default=None, metavar="RxCxK",
+                        help="instead: self-play speed of an untrained network on these boards")
+    parser.add_argument("--out", type=Path, default=RUNS / "alphazero.json",
+                        help="results JSON (default: %(default)s)")
+    return parser.parse_args(argv)
+
+
+def run_seed(args: argparse.Namespace, seed: int, folder: Path) -> dict[str, Any]:
+    """One ``train.py --algo alphazero --seed SEED`` into ``folder``; its figures."""
+    command = ["train.py", "--algo", "alphazero", "--board", args.board, "--seed", str(seed),
+               "--episodes", str(args.episodes), "--games", "20", "--no-progress",
+               "--out", str(folder), "--name", "az"]
+    done = subprocess.run([sys.executable, *command], cwd=ROOT, capture_output=True, text=True,
+                          check=False)
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise SystemExit(f"alphazero.py: train.py --seed {seed} failed (exit "
+                         f"{done.returncode}): {last}")
+    results = json.loads(next(folder.glob("az_*/results.json")).read_text())
+    run = {"seed": seed, "command": "python " + " ".join(command[:9]),
+           "perfect_at_games": results.get("perfect_at_episodes"),
+           "train_seconds": results["timings"]["train_seconds"],
+           "final": {k: results.get(k) for k in ("optimal_move_rate", "best_response",
+                                                  "perfect")},
+           "hyperparameters": results["config"]["hyperparameters"],
+           "versions": results["versions"], "learning_curve": results["learning_curve"]}
+    if args.search is not None:
+        run["with_search"] = with_search(next(folder.glob("az_*/model.npz")), args.search)
+    return run
+
+
+def with_search(model: Path, simulations: int) -> dict[str, Any]:
+    """The exact figures of ``model`` playing through a search of ``simulations``."""
+    from agents.models import load_policy
+    from agents.sb3 import torch_threads
+    from gym_tictactoe.evaluation import evaluate
+
+    start = time.perf_counter()
+    with torch_threads(1):
+        policy, _ = load_policy(model, max_simulations=simulations)
+        report = evaluate(policy)
+    return {"simulations": simulations, "optimal_move_rate": report.move_rate.rate,
+            "best_response": {s: r.result for s, r in report.best_response.items()},
+            "perfect": report.perfect, "seconds": round(time.perf_counter() - start, 1)}
+
+
+def speed(board: str, games: int = 64) -> dict[str, Any]:
+    """One round of ``games`` self-play games from the empty board (no exploring starts, whose
+    positions take seconds to enumerate on 4x4), otherwise the default settings, on an
+    untrained network, one torch thread: games per second and boards per network call."""
+    import dataclasses
+
+    import numpy as np
+
+    from agents.alphazero import Trainer
+    from agents.alphazero.self_play import play_games
+    from agents.sb3 import torch_threads
+    from gym_tictactoe import game
+
+    trainer = Trainer(game.rules(*game.parse_board(board)), seed=0)
+    calls = []
+
+    def counting(boards: Any) -> Any:
+        calls.append(len(boards))
+        return trainer.evaluate(boards)
+
+    start = time.perf_counter()
+    with torch_threads(1):
+        play = dataclasses.replace(trainer.settings.play, start_probability=0.0)
+        samples = play_games(trainer.rules, counting, games, play, np.random.default_rng(0))
+    seconds = time.perf_counter() - start
+    return {"board": board, "games": games, "seconds": round(seconds, 2),
+            "games_per_second": round(games / seconds, 2), "moves": len(samples.outcomes),
+            "network_calls": len(calls), "boards_per_call": round(float(np.mean(calls)), 1),
+            "simulations": trainer.settings.play.simulations, "workers": 1}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    writable(args.out, "alphazero.py")
+    if args.speed:
+        rows = [speed(board) for board in args.speed]
+        for row in rows:
+            print(row)
+        write(args.out, {"command": " ".join(["python", *sys.argv]), "speed": rows})
+        return 0
+    progress, runs, load = Progress(len(args.seeds)), [], os.getloadavg()[0]
+    for seed in args.seeds:
+        with tempfile.TemporaryDirectory(prefix="alphazero_") as temp:
+            run = run_seed(args, seed, Path(temp))
+        runs.append(run)
+        reached = run["perfect_at_games"]
+        progress.step(f"seed {seed}: " + (f"perfect at {reached:,} games" if reached
+                                          else "not perfect") + f", {run['train_seconds']} s")
+    print("seed  perfect at  training s  final rate")
+    for run in runs:
+        reached = run["perfect_at_games"]
+        print(f"{run['seed']:<6}{f'{reached:,}' if reached else '-':>10}  "
+              f"{run['train_seconds']:>10.1f}  {run['final']['optimal_move_rate']:.4%}")
+    write(args.out, {"command": " ".join(["python", *sys.argv]), "board": args.board,
+                     "load_average_at_start": load, "runs": runs})
+    return 0
+
+
+def write(path: Path, data: dict[str, Any]) -> None:
+    from gym_tictactoe.files import atomic_path
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as temp_path:
+        temp_path.write_text(json.dumps(data, indent=2))
+    print(f"results written to {path}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""Exact best response against search players: how each seat fares against the best opponent.
+
+A seeded search player (``mcts:seed=S``, ``alphabeta``) plays one move per position, so it is a
+deterministic policy; ``best_response(..., reached_only=True)`` asks it only at the positions
+where it is to move on some game against it, which keeps this feasible on 16-cell boards where
+asking all of their millions of positions would not be::
+
+    python benchmarks/search_exact.py        # mcts and alphabeta on 3x3, 4x4x3 and 4x4x4
+    python benchmarks/search_exact.py --boards 3x3x3 --players mcts:max_simulations=1000,seed=0
+
+Writes ``runs/benchmarks/search_exact.json`` unless ``--out`` says otherwise: per board and
+player, each seat's result against a best response, what perfect play gets, how many positions
+the player was asked and the CPU seconds that took.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from gym_tictactoe import game
+from gym_tictactoe.cli.arguments import board_arg
+from gym_tictactoe.evaluation import best_response, perfect_results
+from gym_tictactoe.files import atomic_path
+from gym_tictactoe.players.opponents import parse_opponent
+
+DEFAULT_OUT = Path("runs/benchmarks/search_exact.json")
+PLAYERS = ("mcts:max_simulations=1000,seed=0", "alphabeta")
+
+
+class PlayerPolicy:
+    """A player as a policy of the agent's view: the board from the side to move (1 own, 2 the
+    other's); X is to move when both have as many marks. Counts the positions it is asked."""
+
+    def __init__(self, spec: str, rules: game.Rules) -> None:
+        self.rules, self.player, self.asked = rules, parse_opponent(spec, rules), 0
+
+    def __call__(self, observation: np.ndarray, mask: np.ndarray) -> int:
+        self.asked += 1
+        own, other = np.count_nonzero(observation == 1), np.count_nonzero(observation == 2)
+        mark = game.X if own == other else game.O
+        board = np.where(observation == 0, 0, np.where(observation == 1, mark, 3 - mark))
+        # one generator per position: a player drawing tie-breaks answers each position alike,
+        # however often and in whatever order the evaluation asks
+        digest = hashlib.sha256(observation.astype(np.int8).tobytes()).digest()
+        rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
+        return int(self.player.act(board.astype(np.int8), mark, rng))
+
+
+def measure(spec: str, rules: game.Rules) -> dict:
+    policy = PlayerPolicy(spec, rules)
+    start = time.process_time()
+    found = best_response(policy, reached_only=True, rows=rules.rows, cols=rules.cols,
+                          win_length=rules.win_length)
+    return {"board": rules.name, "player": spec, "asked": policy.asked,
+            "cpu_seconds": round(time.process_time() - start, 1),
+            "best_response": {seat: found[seat].result for seat in ("X", "O")},
+            "perfect_play_gets": perfect_results(rules)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--boards", nargs="+", type=board_arg,
+                        default=[game.rules(3, 3, 3), game.rules(4, 4, 3), game.rules(4, 4, 4)])
+    parser.add_argument("--players", nargs="+", default=list(PLAYERS))
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = parser.parse_args(argv)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for rules in args.boards:
+        for spec in args.players:
+            print(f"{rules.name} {spec}: searching...", file=sys.stderr, flush=True)
+            rows.append(measure(spec, rules))
+            print(f"  {rows[-1]}", file=sys.stderr, flush=True)
+    with atomic_path(args.out) as temp:
+        temp.write_text(json.dumps({"command": "python benchmarks/search_exact.py "
+                                    + " ".join(argv or sys.argv[1:]), "runs": rows}, indent=1))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

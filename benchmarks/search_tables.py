@@ -1,0 +1,57 @@
+"""The search and self-play tables of the docs: ``mcts`` against OpenSpiel's MCTSBot, AlphaZero
+on 3x3, and exact best responses against search players (see ``tables.py``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from speed_table import markdown, ratio
+
+
+def mcts(results: Path) -> str:
+    """``mcts`` against OpenSpiel's MCTSBot: score per seat and simulations a second, per board
+    (``benchmarks/mcts.py``)."""
+    boards = json.loads((results / "mcts.json").read_text())["boards"]
+    rows = []
+    for board in boards:
+        seats = {seat: sum(scores) / len(scores) for seat, scores in board["score_by_seat"].items()}
+        ours, theirs = board["speed"]["ours"], board["speed"]["openspiel"]
+        rows.append([board["board"], f"{board['simulations_per_move']:,}", str(board["games"]),
+                     f"{100 * board['score']:.0f}% ({100 * seats['X']:.0f}% / "
+                     f"{100 * seats['O']:.0f}%)",
+                     f"{ours['per_second']:,} / {theirs['per_second']:,}",
+                     ratio(board["speed_ratio"])])
+    return markdown(["board", "simulations a move", "games", "mcts score (as X / as O)",
+                     "simulations/s: mcts / MCTSBot", "ratio"], rows)
+
+
+def alphazero(results: Path) -> str:
+    """AlphaZero on 3x3 (``benchmarks/alphazero.py``): self-play games and seconds to the first
+    perfect raw network, and the saved network with search, per seed."""
+    runs = json.loads((results / "alphazero_3x3.json").read_text())["runs"]
+
+    def searched(run: dict[str, Any]) -> str:
+        found = run.get("with_search") or {}
+        if not found:
+            return ""
+        return (f"{100 * found['optimal_move_rate']:.2f}%, {found['best_response']['X']} / "
+                f"{found['best_response']['O']} ({found['simulations']} simulations)")
+
+    return markdown(["seed", "raw network perfect at (self-play games)", "training time",
+                     "with search: optimal moves, best response X / O"],
+                    [[str(run["seed"]),
+                      f"{run['perfect_at_games']:,}" if run["perfect_at_games"] else "not perfect",
+                      f"{run['train_seconds']:.0f} s", searched(run)] for run in runs])
+
+
+def search_exact(results: Path) -> str:
+    """Exact best response against seeded search players (``benchmarks/search_exact.py``)."""
+    runs = json.loads((results / "search_exact.json").read_text())["runs"]
+    return markdown(["board", "player", "best response: as X / as O", "perfect play gets",
+                     "positions asked", "CPU time"],
+                    [[run["board"], f"`{run['player']}`",
+                      f"{run['best_response']['X']} / {run['best_response']['O']}",
+                      f"{run['perfect_play_gets']['X']} / {run['perfect_play_gets']['O']}",
+                      f"{run['asked']:,}", f"{run['cpu_seconds']:.1f} s"] for run in runs])

@@ -1,0 +1,101 @@
+"""argparse types shared by the command line and train.py: each turns text into a checked value
+or an ``ArgumentTypeError`` that says what is allowed (argparse prints it as one usage line)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from functools import cache
+
+from gym_tictactoe import game
+from gym_tictactoe.game.starts import check_start_probability
+from gym_tictactoe.players.opponents import OPPONENTS, make_opponent, parse_opponent
+from gym_tictactoe.seeding import check_seed
+
+_ARGUMENT = re.compile(r"\s*[A-Za-z_]\w*\s*=")  # "key=..." continues the spec before it
+
+
+@cache
+def player_names() -> tuple[str, ...]:
+    """Built-in opponents that need no arguments (a mixture or a policy needs objects)."""
+    names = []
+    for name in OPPONENTS:
+        try:
+            make_opponent(name)
+        except ValueError:
+            continue
+        names.append(name)
+    return tuple(names)
+
+
+def player_list(text: str) -> list[str]:
+    """An argparse type: comma-separated opponent specs. A piece that starts ``key=`` continues
+    the spec before it, so ``random,epsilon:epsilon=0.3,inner=heuristic`` is two players."""
+    specs: list[str] = []
+    for piece in (piece.strip() for piece in text.split(",")):
+        if specs and _ARGUMENT.match(piece):
+            specs[-1] += f",{piece}"
+        elif piece:
+            specs.append(piece)
+    if not specs:
+        raise argparse.ArgumentTypeError(f"no player given; choose from {', '.join(player_names())}"
+                                         " or any opponent spec")
+    # A model file (train.py's .npz or .zip) is loaded by the command, not parsed here.
+    return [spec if spec.lower().endswith((".npz", ".zip")) else opponent_spec(spec)
+            for spec in dict.fromkeys(specs)]
+
+
+def opponent_spec(text: str) -> str:
+    """An argparse type: an opponent spec that ``parse_opponent`` accepts, kept as text."""
+    try:
+        parse_opponent(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text.strip()
+
+
+def model_file(text: str) -> str:
+    """An argparse type: the path of a model file, never empty (``Path("")`` is the current
+    folder, which would be reported as "." when the user gave nothing)."""
+    if not text:
+        raise argparse.ArgumentTypeError(f"expected the path of a model file (train.py's "
+                                         f"model.npz or model.zip); got {text!r}")
+    return text
+
+
+def positive_int(text: str, low: int = 1) -> int:
+    """An argparse type: an integer of at least ``low`` (1 by default, or 0)."""
+    kind = "a positive" if low == 1 else "a non-negative"
+    try:
+        value = int(text)
+    except ValueError:
+        value = low - 1
+    if value < low:
+        raise argparse.ArgumentTypeError(f"expected {kind} integer, got {text!r}")
+    return value
+
+
+def probability(text: str) -> float:
+    """An argparse type: a number in [0, 1] (``starts.check_start_probability``'s rule)."""
+    try:
+        return check_start_probability(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a probability, a number in [0, 1]; "
+                                         f"got {text!r}") from None
+
+
+def seed_arg(text: str) -> int:
+    """An argparse type: a seed, an integer with 0 <= seed < 2**32 (the one rule everywhere)."""
+    try:
+        return check_seed(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a seed, an integer with 0 <= seed < 2**32; "
+                                         f"got {text!r}") from None
+
+
+def board_arg(text: str) -> game.Rules:
+    """An argparse type: a board ``ROWSxCOLSxK`` (``4x4x3``; ``4x4`` means k = 4)."""
+    try:
+        return game.rules(*game.parse_board(text))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None

@@ -1,0 +1,142 @@
+"""``python -m gym_tictactoe play --gui``: the game in the ``human`` render's pygame window.
+
+The person clicks an empty cell; the window's title says whose move it is, the result and the
+running score; the picture marks the last move and the winning line (``picture``). After a game a
+click plays another in the same seats, ``s`` swaps them, ``q``, Escape or closing the window
+quits. Results and the score are printed in the terminal too.
+
+Events come from ``next_event`` (pygame's ``event.wait`` by default), so tests drive the window
+headless: SDL's dummy video driver, clicks posted to pygame's queue.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gym_tictactoe import game
+from gym_tictactoe.cli.match import Quit, result_line
+from gym_tictactoe.envs import picture, rendering
+
+if TYPE_CHECKING:  # the play command imports this module for its window
+    from gym_tictactoe.cli.play import Match
+
+AGAIN_HINT = "click: another game, s: swap seats, q: quit"
+HIDDEN_DRIVERS = ("offscreen", "dummy")  # SDL drivers that show nothing
+
+
+def _invisible(pygame: Any) -> bool:
+    """Whether SDL found no display and fell back to a driver that shows nothing, unasked (the
+    tests ask for the dummy one through SDL_VIDEODRIVER)."""
+    driver = pygame.display.get_driver()
+    return driver in HIDDEN_DRIVERS and os.environ.get("SDL_VIDEODRIVER") != driver
+
+
+class WindowGame:
+    """The window and the position it shows; ``next_event(self)`` is asked for each event."""
+
+    def __init__(self, match: Match, next_event: Callable[[WindowGame], Any] | None = None,
+                 window: rendering.Window | None = None) -> None:
+        self.match, self.rules = match, match.rules
+        self.window = window or rendering.Window(fps=60)
+        self.pygame = self.window.pygame
+        self.cell_size = picture.default_cell_size(self.rules.shape)
+        self.layout = picture.layout(self.rules.shape, self.cell_size)
+        self._next_event = next_event or (lambda _: self.pygame.event.wait())
+        self.code: game.Position = game.EMPTY_BOARD
+        self.last: int | None = None
+
+    def frame(self) -> npt.NDArray[np.uint8]:
+        """The picture of the position now."""
+        return rendering.rgb_array(self.rules.decode(self.code), shape=self.rules.shape,
+                                   cell_size=self.cell_size, last=self.last,
+                                   win_length=self.rules.win_length)
+
+    def show(self, status: str) -> None:
+        self.window.set_caption(f"{self.rules.name}: {status} | {self.match.score_line()}")
+        self.window.show(self.frame())
+
+    def event(self) -> Any:
+        """The next event; Quit when the window is closed or q / Escape is pressed."""
+        pygame = self.pygame
+        event = self._next_event(self)
+        if event.type == pygame.QUIT or (
+                event.type == pygame.KEYDOWN and event.key in (pygame.K_q, pygame.K_ESCAPE)):
+            raise Quit
+        return event
+
+    def click(self) -> int | None:
+        """The cell clicked (None for a click off the board or another event)."""
+        event = self.event()
+        if event.type == self.pygame.MOUSEBUTTONDOWN and event.button == 1:
+            return self.layout.cell_at(*event.pos)
+        return None
+
+    def play_one(self) -> game.Position:
+        """One game in the window; the final position."""
+        self.code, self.last = game.EMPTY_BOARD, None
+        names, human = self.match.names, self.match.human
+        self.show(f"you are {game.MARK_NAMES[human]}")
+
+        def on_move(code: game.Position, mark: int, cell: int) -> None:
+            self.code, self.last = code, cell
+            waiting = mark == human and not self.rules.is_terminal(code)
+            self.show(f"{names[game.X + game.O - human]} is thinking..." if waiting else
+                      f"your move ({game.MARK_NAMES[human]})")
+
+        return self.match.play(WindowPlayer(self), on_move)
+
+    def again(self) -> str:
+        """"same" or "swap" after a game, from a click or the s key."""
+        pygame = self.pygame
+        while True:
+            event = self.event()
+            if event.type == pygame.MOUSEBUTTONDOWN:
+                return "same"
+            if event.type == pygame.KEYDOWN and event.key == pygame.K_s:
+                return "swap"
+
+
+class WindowPlayer:
+    """The person at the window, as an opponent: the first click on an empty cell."""
+
+    def __init__(self, window_game: WindowGame) -> None:
+        self.window_game = window_game
+
+    def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
+        cells = np.asarray(board).ravel()
+        if self.window_game.last is None:  # the first move of a game: the window shows it
+            self.window_game.show(f"your move ({game.MARK_NAMES[mark]})")
+        while True:
+            cell = self.window_game.click()
+            if cell is not None and cells[cell] == game.EMPTY:
+                return cell
+
+
+def play_in_window(match: Match, next_event: Callable[[WindowGame], Any] | None = None) -> int:
+    """Games in a window until the person quits; the exit code (0, or 1 with no display)."""
+    window_game = WindowGame(match, next_event)
+    try:
+        window_game.show("opening")
+        if _invisible(window_game.pygame):
+            print("gym-tictactoe play: error: no display to open a window on (SDL fell back to "
+                  "its offscreen driver): set DISPLAY, or play in the terminal without --gui",
+                  file=sys.stderr)
+            return 1
+        while True:
+            final = window_game.play_one()
+            result = result_line(final, match.names, match.rules)
+            print(f"{result} {match.score_line()}", flush=True)
+            window_game.show(f"{result} {AGAIN_HINT}")
+            if window_game.again() == "swap":
+                match.swap()
+    except Quit:
+        print(f"Bye. {match.score_line()}")
+        return 0
+    finally:
+        window_game.window.close()

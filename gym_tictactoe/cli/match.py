@@ -1,0 +1,61 @@
+"""One game between two players, as the command line plays it (``play``, ``arena``, ``evaluate
+A B``), the exit codes, and the result of a game in words."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from gym_tictactoe import game
+from gym_tictactoe.game import notation
+from gym_tictactoe.game.positions import code_of, new_position
+from gym_tictactoe.players.opponents import Opponent
+from gym_tictactoe.players.protocol import as_player
+
+EXIT_INTERRUPTED = 130  # the shell's convention for a process ended by SIGINT
+EXIT_MISSING_EXTRA = 1
+RESULTS = {game.X: "X", game.O: "O", game.NO_WINNER: "draw"}
+MoveCallback = Callable[[game.Position, int, int], None]
+
+
+class Quit(Exception):
+    """The person typed q or quit (or closed the window)."""
+
+
+def play_game(
+    players: dict[int, Opponent], rng: np.random.Generator, on_move: MoveCallback | None = None,
+    rules: game.Rules = game.TICTACTOE,
+) -> game.Position:
+    """One game from the empty board between ``players[X]`` and ``players[O]``; the last position.
+
+    ``on_move(code, mark, cell)`` is called after every move (the play command shows the board).
+    """
+    seats = {mark: as_player(player, rules) for mark, player in players.items()}
+    for player in seats.values():
+        player.reset(rng)
+    position = new_position(rules)
+    while not position.terminal:
+        mark = position.mark
+        cell = int(seats[mark].move(position, rng))
+        if not (0 <= cell < rules.n_cells and position.play(cell)):
+            raise ValueError(f"move {cell!r} is not legal here; legal moves: "
+                             f"{np.flatnonzero(position.mask()).tolist()}")
+        if on_move is not None:
+            on_move(code_of(position), mark, cell)
+    return code_of(position)
+
+
+def result_line(code: game.Position, names: dict[int, str],
+                rules: game.Rules = game.TICTACTOE) -> str:
+    """"You win", "You lose" or "Draw", with the winning line's cells."""
+    won = rules.winner(code)
+    if won == game.NO_WINNER:
+        return "Draw: the board is full."
+    lines = notation.winning_lines(rules.decode(code), rules)
+    cells = " ".join(notation.cell_name(cell, rules.shape) for cell in lines[0])
+    if names[won] == "you":
+        return f"You win: {cells} in a row."
+    if "you" in names.values():
+        return f"You lose: {names[won]} ({game.MARK_NAMES[won]}) has {cells} in a row."
+    return f"{names[won]} ({game.MARK_NAMES[won]}) wins: {cells} in a row."

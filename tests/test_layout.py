@@ -1,0 +1,146 @@
+"""The layout stays as designed: modules of at most 400 lines, functions of at most 40, no import
+cycle among our modules, and nothing importing upward (read statically with ast, nothing runs)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 40
+# The layers, bottom first: a module may import from its own layer and the ones below it.
+LAYERS = (
+    ("gym_tictactoe.checks", "gym_tictactoe.seeding", "gym_tictactoe.extras",
+     "gym_tictactoe.files"),
+    ("gym_tictactoe.game",),
+    ("gym_tictactoe.players",),
+    ("gym_tictactoe.envs",),
+    ("gym_tictactoe.evaluation",),
+    ("gym_tictactoe.cli",),
+    ("gym_tictactoe",),  # the package itself, textbook, __main__ and the old paths' shims
+    ("agents",),
+    ("train",),
+)
+# The one upward edge, by design: the command line loads saved models through `agents.models`
+# (lazily, in one function, so the package imports without it).
+ALLOWED_UPWARD = {("gym_tictactoe.cli.models", "agents.models")}
+SHIM_MARK = "kept so that"
+
+
+def _files() -> list[Path]:
+    return sorted([*(ROOT / "gym_tictactoe").rglob("*.py"), *(ROOT / "agents").rglob("*.py"),
+                   ROOT / "train.py"])
+
+
+def _name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@cache
+def _modules() -> dict[str, ast.Module]:
+    return {_name(path): ast.parse(path.read_text(), str(path)) for path in _files()}
+
+
+def _imports(module: str, tree: ast.Module) -> set[str]:
+    """Our modules that ``module`` imports, at module level or inside functions."""
+    known, found = _modules(), set()
+    package = module if (ROOT / module.replace(".", "/") / "__init__.py").exists() else (
+        module.rpartition(".")[0])
+    for node in _walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolved against the importing module's package
+                base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1],
+                                 *([base] if base else [])])
+            for alias in node.names:
+                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
+    return {name for name in found if name in known and name != module}
+
+
+def _walk(node: ast.AST):
+    """Every node but those under ``if TYPE_CHECKING:``, whose imports never run."""
+    yield node
+    for child in ast.iter_child_nodes(node):
+        test = child.test if isinstance(child, ast.If) else None
+        if not (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"):
+            yield from _walk(child)
+
+
+def _layer(module: str) -> int:
+    if _is_shim(module):
+        return _layer("gym_tictactoe")
+    best = max((prefix for layer in LAYERS for prefix in layer
+                if module == prefix or module.startswith(prefix + ".")), key=len)
+    return next(i for i, layer in enumerate(LAYERS) if best in layer)
+
+
+def _is_shim(module: str) -> bool:
+    doc = ast.get_docstring(_modules()[module]) or ""
+    return module.count(".") == 1 and module.startswith("gym_tictactoe.") and SHIM_MARK in doc
+
+
+def _graph() -> dict[str, set[str]]:
+    return {module: _imports(module, tree) for module, tree in _modules().items()}
+
+
+def test_no_module_is_over_400_lines():
+    long = {_name(p): n for p in _files() if (n := len(p.read_text().splitlines())) > 400}
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
+def test_no_function_is_over_40_lines():
+    long = {f"{module}.{node.name}": node.end_lineno - node.lineno + 1
+            for module, tree in _modules().items() for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES}
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines: {long}"
+
+
+def test_nothing_imports_upward():
+    upward = sorted((module, target) for module, targets in _graph().items() for target in targets
+                    if _layer(target) > _layer(module) and (module, target) not in ALLOWED_UPWARD)
+    assert not upward, f"imports from a higher layer: {upward}"
+
+
+def test_no_import_cycles():
+    graph, state, cycles = _graph(), {}, []
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = "open"
+        for target in sorted(graph[module]):
+            if state.get(target) == "open":
+                cycles.append([*path[path.index(target):], target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def test_the_checks_see_the_layout():
+    """The checks above would pass vacuously if they read nothing: they see our packages, the
+    known import of the rules by the solver, and the shims."""
+    graph = _graph()
+    assert "gym_tictactoe.game" in graph["gym_tictactoe.game.solver"]
+    assert _layer("gym_tictactoe.envs.env") > _layer("gym_tictactoe.game.engine")
+    assert _is_shim("gym_tictactoe.wrappers") and not _is_shim("gym_tictactoe.checks")
+    assert len(graph) > 60
+
+
+def test_every_old_path_still_imports_the_moved_module():
+    """The shims at the documented flat paths give the moved module itself (or, for symmetry,
+    its names): ``from gym_tictactoe.wrappers import OneHotObservation`` keeps working."""
+    shims = [module for module in _modules() if _is_shim(module)]
+    assert "gym_tictactoe.pettingzoo" in shims and "gym_tictactoe.env" in shims
+    for shim in shims:
+        old = importlib.import_module(shim)
+        moved = importlib.import_module(next(iter(_imports(shim, _modules()[shim]))))
+        assert old is moved or set(moved.__all__) <= set(dir(old)), shim
