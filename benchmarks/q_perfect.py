@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, line, writable
-
 from gym_tictactoe.arguments import board_arg, positive_int, probability
+from progress import RUNS, line, writable
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
