@@ -55,3 +55,34 @@ def search_exact(results: Path) -> str:
                       f"{run['best_response']['X']} / {run['best_response']['O']}",
                       f"{run['perfect_play_gets']['X']} / {run['perfect_play_gets']['O']}",
                       f"{run['asked']:,}", f"{run['cpu_seconds']:.1f} s"] for run in runs])
+
+
+def q_batched(results: Path) -> str:
+    """Episodes a second of the batched tabular learner against the one-board learner, same run
+    (``benchmarks/q_batched.py``)."""
+    boards = json.loads((results / "q_batched.json").read_text())["boards"]
+    batches = [size for size in boards[0]["speedup"]]
+    rows = [[board["board"], f"{board['episodes_per_second']['sequential']:,.0f}",
+             *(f"{board['episodes_per_second'][size]:,.0f} ({ratio(board['speedup'][size])})"
+               for size in batches)] for board in boards]
+    return markdown(["board", "one board", *(f"B = {size}" for size in batches)], rows)
+
+
+def q_perfect(results: Path) -> str:
+    """The batched tabular learner run toward perfect play on the 16-cell boards
+    (``benchmarks/q_perfect.py``)."""
+    rows = []
+    for name in ("q_perfect_4x4x3.json", "q_perfect_4x4x3_all_starts.json",
+                 "q_perfect_4x4x4.json"):
+        run = json.loads((results / name).read_text())
+        last = run["curve"][-1]
+        starts = run["env_options"].get("start_probability", "")
+        result = ("perfect" if run["perfect_at_episodes"] else
+                  f"{100 * last['rate']:.4f}% optimal moves, {last['X']} / {last['O']}")
+        rows.append([run["board"], f"{starts}", result,
+                     f"{(run['perfect_at_episodes'] or last['episodes']) / 1e6:.0f}M",
+                     f"{run['perfect_after_seconds'] or last['seconds']:.0f} s",
+                     f"{run['peak_rss_mb']:,} MB",
+                     " / ".join(run["perfect_results"][seat] for seat in ("X", "O"))])
+    return markdown(["board", "exploring starts", "result", "episodes", "wall time", "peak memory",
+                     "perfect play gets"], rows)

@@ -189,7 +189,7 @@ def headline(results: Path) -> str:
     budget = max(run["timesteps"] for run in sb3) // 10_000 * 10  # PPO rounds up to a rollout
     tabular = [row for row in load(results, "self_play_3x3/summary.json")["runs"]
                if row["run"] == "q-3x3"]
-    boards = load(results, "q_boards.json")["runs"]
+    perfect_runs = [load(results, f"q_perfect_{board}.json") for board in ("4x4x3", "4x4x4")]
     zero = load(results, "alphazero_3x3.json")["runs"]
     single = load(results, "speed.json")["medians"]["single env, moves/s"]
     return markdown(["what", "result", "command"], [
@@ -204,10 +204,12 @@ def headline(results: Path) -> str:
         ["AlphaZero (raw network), 3x3, seeds " + _seeds(len(zero)),
          _spread([run["perfect_at_games"] for run in zero], "self-play games"),
          "`python benchmarks/alphazero.py`"],
-        ["tabular Q on " + " / ".join(run["board"] for run in boards)
-         + f", {boards[0]['curve'][-1]['episodes'] // 1_000_000}M episodes",
-         " / ".join(percent(run["curve"][-1]["rate"], 1) for run in boards) + " optimal moves",
-         "`python benchmarks/q_boards.py`"],
+        ["tabular Q (batched), seed 0, 4x4x3 / 4x4x4",
+         " / ".join(f"perfect after {run['perfect_at_episodes'] // 1_000_000}M episodes"
+                    if run["perfect_at_episodes"] else
+                    f"{percent(run['curve'][-1]['rate'])} optimal moves after "
+                    f"{run['curve'][-1]['episodes'] // 1_000_000}M" for run in perfect_runs),
+         "`python benchmarks/q_perfect.py`"],
         ["single env, 3x3, against PettingZoo's `tictactoe_v3`",
          f"{speed_table.ratio(single['gym-tictactoe'] / single['PettingZoo env()'])} the moves "
          "per second", "`make bench`"]])
@@ -228,7 +230,8 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "q-seeds": q_seeds, "q-boards": q_boards, "sb3-timesteps": sb3_timesteps,
     "ablation": ablation, "self-play": self_play, "speed": speed_table.speed,
     "mcts": search_tables.mcts, "alphazero": search_tables.alphazero,
-    "search-exact": search_tables.search_exact,
+    "search-exact": search_tables.search_exact, "q-batched": search_tables.q_batched,
+    "q-perfect": search_tables.q_perfect,
     "headline": headline,
 }
 
