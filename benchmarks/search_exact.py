@@ -5,7 +5,7 @@ deterministic policy; ``best_response(..., reached_only=True)`` asks it only at 
 where it is to move on some game against it, which keeps this feasible on 16-cell boards where
 asking all of their millions of positions would not be::
 
-    python benchmarks/search_exact.py        # mcts and alphabeta on 3x3, 4x4x3 and 4x4x4
+    python benchmarks/search_exact.py        # mcts and alphabeta on 3x3 and 4x4x3
     python benchmarks/search_exact.py --boards 3x3x3 --players mcts:max_simulations=1000,seed=0
 
 Writes ``runs/benchmarks/search_exact.json`` unless ``--out`` says otherwise: per board and
@@ -67,7 +67,7 @@ def measure(spec: str, rules: game.Rules) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--boards", nargs="+", type=board_arg,
-                        default=[game.rules(3, 3, 3), game.rules(4, 4, 3), game.rules(4, 4, 4)])
+                        default=[game.rules(3, 3, 3), game.rules(4, 4, 3)])
     parser.add_argument("--players", nargs="+", default=list(PLAYERS))
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
