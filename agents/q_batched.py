@@ -95,10 +95,11 @@ def train_batched(agent: QLearningAgent, envs: Any, episodes: int, *, seed: int 
         obs, rewards, terminated, _, infos = envs.step(learner.act(agent.epsilon()))
         finished = learner.learn(obs, rewards, terminated, infos["action_mask"], target - done)
         _record(stats, rewards, finished, learner.moved)
-        done += int(finished.sum())
-        agent.episodes += int(finished.sum())
+        count = int(finished.sum())
+        done += count
+        agent.episodes += count
         if bar is not None:
-            bar.update(int(finished.sum()))
+            bar.update(count)
         if on_eval and eval_every and done == target and on_eval(agent, agent.episodes):
             stats.stopped = True
             break
