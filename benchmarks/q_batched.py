@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from gym_tictactoe.arguments import board_arg, positive_int
+from gym_tictactoe.cli.arguments import board_arg, positive_int
 from progress import RUNS, Progress, writable
 
 DEFAULT_OUT = RUNS / "q_batched.json"

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from gym_tictactoe.arguments import board_arg, positive_int, probability
+from gym_tictactoe.cli.arguments import board_arg, positive_int, probability
 from progress import RUNS, line, writable
 
 
