@@ -112,16 +112,21 @@ def train_batched(agent: QLearningAgent, envs: Any, episodes: int, *, seed: int 
 def train_self_play(agent: QLearningAgent, pool: Any, episodes: int, refresh_every: int, *,
                     batch: int, seed: int | None = None, agent_mark: str = "random",
                     eval_every: int = 1000, on_eval: Callback | None = None,
-                    progress: bool = False, env_options: dict[str, Any] | None = None) -> int:
+                    progress: bool = False, env_options: dict[str, Any] | None = None,
+                    envs: Any = None) -> int:
     """``agents.self_play.train_q`` on ``batch`` boards: ``agent`` trains against ``pool``'s
     snapshots (its slots, refilled in place), a snapshot joins every ``refresh_every`` episodes,
     and ``on_eval`` runs at the first refresh at or after every ``eval_every`` episodes and at
-    the end. One run of ``train_batched``, so no episode in flight is cut at a refresh."""
+    the end. One run of ``train_batched``, so no episode in flight is cut at a refresh.
+    ``envs``: the vector env to train on, made by the caller (``make_envs`` with
+    ``pool.opponent()``, to aim its starts between checkpoints); then ``batch``,
+    ``agent_mark`` and ``env_options`` are its own."""
     from agents import EXPLORING_STARTS
     from agents.self_play import next_mark
 
-    options = EXPLORING_STARTS if env_options is None else env_options
-    envs = make_envs(agent, batch, pool.opponent(), agent_mark, **options)
+    if envs is None:
+        options = EXPLORING_STARTS if env_options is None else env_options
+        envs = make_envs(agent, batch, pool.opponent(), agent_mark, **options)
     first, mark = agent.episodes, check_int(eval_every, "eval_every", 1)
 
     def refresh(agent: QLearningAgent, trained: int) -> bool:

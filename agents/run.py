@@ -193,9 +193,16 @@ def announcer(config: RunConfig) -> Announce | None:
         return None
     if not config.progress:
         return partial(print, flush=True)
+    return write_above_bar
+
+
+def write_above_bar(text: str) -> None:
+    """``tqdm.write``, flushed: into a file or a pipe, stdout is block-buffered, and a long run's
+    checkpoint lines would otherwise show only at its end."""
     from tqdm import tqdm
 
-    return tqdm.write
+    tqdm.write(text, file=sys.stdout)
+    sys.stdout.flush()
 
 
 def run(config: RunConfig, folder: RunFolder, pool: Any = None) -> Path:

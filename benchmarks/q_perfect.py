@@ -3,6 +3,9 @@ on a 16-cell board?
 
     python benchmarks/q_perfect.py --board 4x4x3 --minutes 20
     python benchmarks/q_perfect.py --board 4x4x3 --start-probability 1 --set epsilon_end=0.5
+    python benchmarks/q_perfect.py --board 4x4x4 --focus-share 0.5 --back-share 0.2 \
+        --alpha-end 0.01 --alpha-episodes 40000000 --eval-every 4000000
+    python benchmarks/q_perfect.py --board 4x4x3 --self-play --focus-share 0.5
 
 Trains ``QLearningAgent(seed=SEED, board)`` (train.py's hyper-parameters unless ``--set`` says
 otherwise) with ``agents.q_batched.train_batched`` on ``--batch`` boards of the vector env against
@@ -16,6 +19,7 @@ episodes and seconds to perfect, peak memory) to ``--out`` (default under runs/)
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import platform
 import resource
@@ -26,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from gym_tictactoe.cli.arguments import board_arg, positive_int, probability
 from progress import RUNS, line, writable
+
+from gym_tictactoe.cli.arguments import board_arg, positive_int, probability
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -40,10 +45,26 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--eval-every", type=positive_int, default=2_000_000)
     parser.add_argument("--start-probability", type=probability, default=None,
                         help="share of exploring starts (default: train.py's)")
+    parser.add_argument("--self-play", action="store_true",
+                        help="train against a pool of the agent's own snapshots (train.py "
+                             "--opponent self), not TRAINING_OPPONENT")
+    parser.add_argument("--pool", type=positive_int, default=5, help="snapshots (--self-play)")
+    parser.add_argument("--refresh-every", type=positive_int, default=10_000,
+                        help="episodes between snapshots (--self-play)")
+    parser.add_argument("--focus-share", type=probability, default=0.0,
+                        help="share of the random starts on the positions played wrong at the "
+                             "last checkpoint (agents.q_starts)")
+    parser.add_argument("--back-share", type=probability, default=0.0,
+                        help="share of the random starts on those positions' predecessors")
+    parser.add_argument("--alpha-end", type=probability, default=None,
+                        help="anneal the learning-rate floor to this, geometrically")
+    parser.add_argument("--alpha-episodes", type=positive_int, default=50_000_000,
+                        help="over this many episodes (with --alpha-end)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="a QLearningConfig hyper-parameter, e.g. epsilon_end=0.5")
     parser.add_argument("--out", type=Path, default=None,
-                        help="results JSON (default: runs/benchmarks/q_perfect_BOARD.json)")
+                        help="results JSON, rewritten at every checkpoint (default: "
+                             "runs/benchmarks/q_perfect_BOARD_seedSEED.json)")
     return parser.parse_args(argv)
 
 
@@ -58,65 +79,122 @@ def hyper_parameters(pairs: list[str]) -> dict[str, float]:
     return found
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
+def run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """Train until perfect or out of time, writing the results to ``out`` at every checkpoint
+    (a killed run keeps its curve)."""
     from agents import q_batched, start_options
     from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
+    from agents.self_play import SnapshotPool
     from gym_tictactoe import evaluation
 
     rules, begun = args.board, time.perf_counter()
     agent = QLearningAgent(seed=args.seed, rows=rules.rows, cols=rules.cols,
                            win_length=rules.win_length, **hyper_parameters(args.set))
     options = start_options("random", args.start_probability)
-    envs = q_batched.make_envs(agent, args.batch, TRAINING_OPPONENT, **options)
+    pool = SnapshotPool(rules, args.pool) if args.self_play else None
+    opponent = "self" if pool else TRAINING_OPPONENT
+    envs = q_batched.make_envs(agent, args.batch, pool.opponent() if pool else opponent,
+                               **options)
     evaluation.evaluate(agent)  # the solution loaded and the evaluator warm before the clock
-    setup, curve, evaluating = time.perf_counter() - begun, [], 0.0
-    start, limit = time.perf_counter(), args.minutes * 60
+    results = {"command": " ".join(["python", *sys.argv]), "board": rules.name,
+               "seed": args.seed, "batch": args.batch, "env_options": options,
+               "focus": {"share": args.focus_share, "back_share": args.back_share},
+               "alpha_schedule": {"end": args.alpha_end, "episodes": args.alpha_episodes},
+               "opponent": opponent, "pool": pool and {"size": args.pool,
+                                                          "refresh_every": args.refresh_every},
+               "hyperparameters": agent.config.__dict__,
+               "machine": f"{platform.machine()}, 2 cores shared with other jobs, nice 10",
+               "setup_seconds": round(time.perf_counter() - begun, 1),
+               "perfect_results": evaluation.perfect_results(rules), "curve": []}
+    checkpoint = Checkpoint(args, envs, results, out)
+    if pool is None:
+        q_batched.train_batched(agent, envs, args.episodes, seed=args.seed,
+                                eval_every=args.eval_every, on_eval=checkpoint)
+    else:
+        q_batched.train_self_play(agent, pool, args.episodes, args.refresh_every,
+                                  batch=args.batch, seed=args.seed, eval_every=args.eval_every,
+                                  on_eval=checkpoint, envs=envs)
+    return results
 
-    def on_eval(agent: QLearningAgent, trained: int) -> bool:
-        nonlocal evaluating
+
+class Checkpoint:
+    """``on_eval``: the exact evaluation, the focus of the starts and the learning rate for the
+    next stretch, a progress line, and the results JSON rewritten."""
+
+    def __init__(self, args: argparse.Namespace, envs: Any, results: dict, out: Path) -> None:
+        self.args, self.envs, self.results, self.out = args, envs, results, out
+        self.start, self.evaluating = time.perf_counter(), 0.0
+        self.alpha = results["hyperparameters"]["alpha"]
+
+    def __call__(self, agent: Any, trained: int) -> bool:
+        from agents import q_starts
+
         began = time.perf_counter()
-        report = evaluation.evaluate(agent)
-        evaluating += time.perf_counter() - began
-        elapsed = time.perf_counter() - start
-        curve.append({"episodes": trained, "seconds": round(elapsed, 1),
-                      "train_seconds": round(elapsed - evaluating, 1),
-                      "rate": report.move_rate.rate, "perfect": report.perfect,
-                      **{seat: r.result for seat, r in report.best_response.items()}})
-        so_far = line(elapsed, limit, elapsed)
-        print(f"{rules.name} batch {args.batch}: {trained:,} episodes, optimal-move rate "
-              f"{report.move_rate.rate:.4%}, best response X {curve[-1]['X']} O "
-              f"{curve[-1]['O']}; {so_far} (bound {args.minutes:g} min)",
+        report, moves = evaluate(agent)
+        wrong = report.move_rate.n_blunders
+        if self.args.focus_share or self.args.back_share:
+            wrong = q_starts.focus(self.envs, moves, self.args.focus_share, self.args.back_share)
+        self._anneal(agent, trained)
+        self.evaluating += time.perf_counter() - began
+        elapsed = time.perf_counter() - self.start
+        point = {"episodes": trained, "seconds": round(elapsed, 1),
+                 "train_seconds": round(elapsed - self.evaluating, 1),
+                 "rate": report.move_rate.rate, "wrong": wrong, "perfect": report.perfect,
+                 "alpha": agent.config.alpha,
+                 **{seat: r.result for seat, r in report.best_response.items()}}
+        self._record(point, elapsed)
+        limit = self.args.minutes * 60
+        print(f"{self.results['board']} seed {self.args.seed}: {trained:,} episodes, optimal-move "
+              f"rate {point['rate']:.4%} ({wrong:,} wrong), best response X {point['X']} O "
+              f"{point['O']}; {line(elapsed, limit, elapsed)} (bound {self.args.minutes:g} min)",
               file=sys.stderr, flush=True)
         return report.perfect or elapsed >= limit
 
-    q_batched.train_batched(agent, envs, args.episodes, seed=args.seed,
-                            eval_every=args.eval_every, on_eval=on_eval)
-    first = next((point for point in curve if point["perfect"]), None)
-    return {"command": " ".join(["python", *sys.argv]), "board": rules.name, "seed": args.seed,
-            "batch": args.batch, "env_options": options, "opponent": TRAINING_OPPONENT,
-            "hyperparameters": agent.config.__dict__, "machine":
-            f"{platform.machine()}, 2 cores shared with other jobs, nice 10",
-            "setup_seconds": round(setup, 1), "perfect_at_episodes": first and first["episodes"],
-            "perfect_after_seconds": first and first["seconds"],
-            "perfect_results": evaluation.perfect_results(agent.rules), "curve": curve,
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
+    def _anneal(self, agent: Any, trained: int) -> None:
+        """The learning-rate floor for the next stretch: from the configured alpha down to
+        ``--alpha-end`` geometrically over ``--alpha-episodes`` episodes."""
+        end, span = self.args.alpha_end, self.args.alpha_episodes
+        if end is None:
+            return
+        alpha = self.alpha * (end / self.alpha) ** min(1.0, trained / span)
+        agent.config = dataclasses.replace(agent.config, alpha=alpha)
+
+    def _record(self, point: dict[str, Any], elapsed: float) -> None:
+        from gym_tictactoe.files import atomic_path
+
+        results = self.results
+        results["curve"].append(point)
+        first = next((p for p in results["curve"] if p["perfect"]), None)
+        results["perfect_at_episodes"] = first and first["episodes"]
+        results["perfect_after_seconds"] = first and first["seconds"]
+        results["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        with atomic_path(self.out) as temp, open(temp, "w") as file:
+            json.dump(results, file, indent=2)
+
+
+def evaluate(agent: Any) -> tuple[Any, Any]:
+    """``evaluation.evaluate`` from one moves table, returned too (the starts' focus reads it)."""
+    from gym_tictactoe import evaluation
+
+    moves = evaluation.policy_moves(agent)
+    board = agent.rules.kwargs
+    report = evaluation.Report(evaluation.best_response(agent, moves=moves, **board),
+                               evaluation.optimal_move_rate(agent, moves=moves, **board),
+                               evaluation.perfect_results(agent.rules))
+    return report, moves
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    out = args.out or RUNS / f"q_perfect_{args.board.name}.json"
+    out = args.out or RUNS / f"q_perfect_{args.board.name}_seed{args.seed}.json"
     writable(out, "q_perfect.py")
-    results = run(args)
-    from gym_tictactoe.files import atomic_path
-
-    with atomic_path(out) as temp, open(temp, "w") as file:
-        json.dump(results, file, indent=2)
+    results = run(args, out)
     first = results["perfect_at_episodes"]
     last = results["curve"][-1]
-    print(f"{results['board']}: " + (f"perfect at {first:,} episodes, "
-          f"{results['perfect_after_seconds']} s" if first else
+    print(f"{results['board']} seed {results['seed']}: " + (
+          f"perfect at {first:,} episodes, {results['perfect_after_seconds']} s" if first else
           f"not perfect: {last['rate']:.4%} after {last['episodes']:,} episodes") +
-          f"; peak RSS {results['peak_rss_mb']} MB; wrote {out}")
+          f"; peak RSS {results['peak_rss_mb']} MB; wrote {out}", flush=True)
     return 0
 
 

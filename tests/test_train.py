@@ -1,6 +1,7 @@
 """train.py end to end on tiny budgets, and `python -m gym_tictactoe evaluate` on its output."""
 
 import importlib.util
+import io
 import json
 import subprocess
 import sys
@@ -305,13 +306,21 @@ def test_evaluations_on_boards_over_12_cells_are_announced(tmp_path, algo, budge
     assert "best response: as X" in lines[first + 1]
 
 
-def test_the_announcer_writes_above_the_progress_bar_on_big_boards_only(tmp_path):
-    from tqdm import tqdm
-
+def test_the_announcer_writes_above_the_progress_bar_on_big_boards_only(tmp_path, monkeypatch):
     from agents.run import announcer
     from train import parse_args
 
+    class Buffered(io.StringIO):  # stdout into a file: nothing shows until a flush
+        flushed = ""
+
+        def flush(self) -> None:
+            self.flushed = self.getvalue()
+
     assert announcer(parse_args(["--out", str(tmp_path)])) is None
-    assert announcer(parse_args(["--board", "1x13x4", "--out", str(tmp_path)])) == tqdm.write
+    say = announcer(parse_args(["--board", "1x13x4", "--out", str(tmp_path)]))
+    monkeypatch.setattr(sys, "stdout", Buffered())
+    say("exact evaluation at 1,000 episodes")
+    assert sys.stdout.flushed == "exact evaluation at 1,000 episodes\n"
+    monkeypatch.undo()
     plain = announcer(parse_args(["--board", "1x13x4", "--no-progress", "--out", str(tmp_path)]))
     assert plain.func is print

@@ -632,6 +632,72 @@ def test_vector_random_starts_are_seeded():
     assert not data_equivalence(rollout(make(), 3), rollout(make(), 4), exact=True)
 
 
+def test_weighted_starts_draw_in_proportion_and_follow_set_start_weights():
+    rules = game.rules(1, 3, 2)  # ten unfinished positions, start_codes in a fixed order
+    codes = starts.start_codes(rules)
+    weights = np.zeros(codes.size)
+    weights[[2, 7]] = [1.0, 3.0]
+    vec = TicTacToeVectorEnv(4000, start="random", rows=1, cols=3, win_length=2,
+                             start_weights=weights)
+    _, info = vec.reset(seed=0)
+    drawn, counts = np.unique(info["board"] @ rules.pow3, return_counts=True)
+    assert set(drawn) == {codes[2], codes[7]}
+    assert abs(counts[list(drawn).index(codes[7])] - 3000) < 100  # sd 27
+    check_random_starts(rules, None, info, np.arange(4000))
+    vec.set_start_weights([1.0], codes=[codes[4]])  # the following episodes only
+    _, info = vec.reset(seed=1)
+    assert (info["board"] @ rules.pow3 == codes[4]).all()
+    vec.set_start_weights(None)  # uniform again
+    _, info = vec.reset(seed=0)
+    assert np.unique(info["board"] @ rules.pow3).size == 10
+
+
+def test_weighted_starts_are_drawn_by_autoresets_too():
+    last = starts.start_codes(game.TICTACTOE)[-2:]  # one move left: each episode ends at once
+    vec = TicTacToeVectorEnv(16, start="random", start_weights=starts.StartWeights(
+        game.TICTACTOE, [1.0], [last[0]]))
+    _, info = vec.reset(seed=0)
+    assert (info["board"] @ game.TICTACTOE.pow3 == last[0]).all()
+    vec.set_start_weights([1.0], codes=[last[1]])
+    _, _, terminated, _, _ = vec.step(np.argmax(vec.action_masks(), axis=1))
+    assert terminated.all()
+    _, _, _, _, info = vec.step(np.zeros(16, dtype=np.int64))  # every board autoresets
+    assert (info["board"] @ game.TICTACTOE.pow3 == last[1]).all()
+
+
+FINISHED = 1 + 3 + 9 + 2 * 27 + 2 * 81  # XXX / OO. / ...: X has won
+
+
+@pytest.mark.parametrize(
+    ("weights", "codes", "error", "message"),
+    [
+        (np.ones(3), None, ValueError, r"start weights must have shape \(4520,\), one per "
+                                       r"position of start_codes\(rules\), got shape \(3,\)"),
+        (np.ones((2, 4520)), None, ValueError, r"must be a 1-D array; got shape \(2, 4520\)"),
+        (-np.ones(4520), None, ValueError, r"finite numbers >= 0, not all 0; got -1.0"),
+        (np.full(4520, np.nan), None, ValueError, r"finite numbers >= 0.*NaN: True"),
+        (np.zeros(4520), None, ValueError, r"not all 0"),
+        (["a"] * 4520, None, TypeError, r"start weights must be an array of numbers"),
+        ([1.0], [FINISHED], ValueError, rf"unfinished positions; code {FINISHED} .* finished"),
+        ([1.0, 1.0], [1, 13], ValueError, r"reachable positions of 3x3x3; code 13"),
+        ([1.0], [3**9], ValueError, r"reachable positions of 3x3x3; code 19683"),
+        ([1.0], [0.5], TypeError, r"start codes must be an array of integers"),
+        ([1.0, 2.0], [1], ValueError, r"must have shape \(1,\), one per position of codes"),
+    ],
+)
+def test_bad_start_weights_say_what_is_allowed(weights, codes, error, message):
+    vec = TicTacToeVectorEnv(2, start="random")
+    with pytest.raises(error, match=message):
+        vec.set_start_weights(weights, codes)
+    with pytest.raises(error, match=message):
+        TicTacToeVectorEnv(2, start="random", start_weights=starts.StartWeights(
+            game.TICTACTOE, weights, codes))
+    with pytest.raises(ValueError, match="start weights for 1x3x2 given to a vector env of 3x3x"):
+        vec.set_start_weights(starts.StartWeights(game.rules(1, 3, 2), [1.0], [0]))
+    with pytest.raises(ValueError, match=r"at most 16 cells, whose .*; 5x5x4 has 25: leave"):
+        TicTacToeVectorEnv(2, rows=5, cols=5, win_length=4, start_weights=[1.0])
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

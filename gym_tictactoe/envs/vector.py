@@ -132,6 +132,12 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
     * ``start``, ``start_probability``: exploring starts, as in ``TicTacToeEnv`` (a coin per
       board per episode). ``reset(options={"start": "random"})`` starts the boards reset by that
       call at random positions (``"empty"``: on empty boards); autoresets follow ``start``.
+    * ``start_weights``: on boards of at most 16 cells, where random starts are drawn from:
+      ``None`` (uniform over every reachable unfinished position), a ``StartWeights``, or weights
+      over ``starts.start_codes(rules)`` in its order. ``set_start_weights(weights, codes)``
+      changes it between steps (a learner moving its starts to where it still plays wrong);
+      weights on finished or unreachable positions, of the wrong shape, negative or NaN are a
+      one-line ValueError.
 
     ## Version History
     * v0: initial version; ``start`` and ``start_probability`` added, the default unchanged.
@@ -152,6 +158,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         win_length: int = 3,
         start: str = "empty",
         start_probability: float = 1.0,
+        start_weights: starts.StartWeights | npt.ArrayLike | None = None,
     ) -> None:
         self.num_envs = check_int(num_envs, "num_envs", 1, MAX_NUM_ENVS)
         self.rules = game.rules(rows, cols, win_length)
@@ -164,6 +171,7 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         self.render_mode = check_choice("render_mode", render_mode, modes)
         self.start = starts.check_start(start)
         self.start_probability = starts.check_start_probability(start_probability)
+        self.set_start_weights(start_weights)
         n = self.rules.n_cells
         self.single_observation_space = spaces.MultiDiscrete([3] * n, dtype=np.int8)
         self.single_action_space = spaces.Discrete(n)
@@ -182,6 +190,19 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
     def set_opponent(self, opponent: Opponent | str) -> None:
         """Play the following moves on every board against another opponent (curricula)."""
         self.opponent = vectorize_opponent(opponent, self.num_envs, self.rules, self.agents)
+
+    def set_start_weights(self, weights: starts.StartWeights | npt.ArrayLike | None,
+                          codes: npt.ArrayLike | None = None) -> None:
+        """Draw the following random starts with ``weights`` over ``codes`` (reachable unfinished
+        positions; None: ``starts.start_codes(rules)``), or uniformly when ``weights`` is None.
+        Boards already playing go on; only new episodes see it."""
+        if weights is None or isinstance(weights, starts.StartWeights):
+            if weights is not None and weights.rules != self.rules:
+                raise ValueError(f"start weights for {weights.rules.name} given to a vector env "
+                                 f"of {self.rules.name}")
+            self.start_weights = weights
+        else:
+            self.start_weights = starts.StartWeights(self.rules, weights, codes)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -280,7 +301,11 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
 
     def _start_anywhere(self, boards: Boards) -> None:
         """Random unfinished positions on ``boards``, each agent to move there."""
-        cells, codes = starts.draw_starts(self.rules, self.np_random, boards.size)
+        if self.start_weights is None:
+            cells, codes = starts.draw_starts(self.rules, self.np_random, boards.size)
+        else:
+            codes = self.start_weights.draw(self.np_random, boards.size)
+            cells = self.rules.cells_of(codes)
         self.agents[boards] = starts.side_to_move(cells)
         self.positions.place(boards, cells, codes)
 

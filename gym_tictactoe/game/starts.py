@@ -11,7 +11,9 @@ side to move there, shows it the rest of the game.
   a move that would win. So it is not uniform over positions: it favours the ones that many move
   orders reach, and boards where the first moves often win stop early.
 
-Every draw comes from the generator passed in (the env's ``np_random``).
+Every draw comes from the generator passed in (the env's ``np_random``). ``StartWeights`` replaces
+the uniform draw on solvable boards with any distribution over their unfinished positions (a
+learner putting its starts where its play is still wrong).
 """
 
 from __future__ import annotations
@@ -71,6 +73,70 @@ def draw_starts(rules: Rules, rng: np.random.Generator, size: int
         codes = pool[rng.integers(0, pool.size, size=size)]
         return rules.cells_of(codes), codes
     return random_play(rules, rng, size), None
+
+
+class StartWeights:
+    """A start distribution on a solvable board: ``weights`` (finite, >= 0, not all 0) over
+    ``codes``, reachable unfinished positions; ``codes=None`` means ``start_codes(rules)``, in its
+    order. A code may appear more than once (its weights add up). Anything else is a one-line
+    ValueError or TypeError, before any draw."""
+
+    def __init__(self, rules: Rules, weights: npt.ArrayLike,
+                 codes: npt.ArrayLike | None = None) -> None:
+        if not rules.solvable:
+            raise ValueError(f"start weights need a board of at most {game.SOLVED_CELLS} cells, "
+                             f"whose positions are enumerated; {rules.name} has "
+                             f"{rules.n_cells}: leave them None there (uniform starts)")
+        self.rules = rules
+        self.codes = start_codes(rules) if codes is None else _check_codes(rules, codes)
+        weights = _as_array(weights, "start weights", "fi")
+        if weights.shape != self.codes.shape:
+            what = "start_codes(rules), " if codes is None else "codes, "
+            raise ValueError(f"start weights must have shape {self.codes.shape}, one per "
+                             f"position of {what}got shape {weights.shape}")
+        weights = weights.astype(np.float64)
+        if not np.isfinite(weights).all() or (weights < 0).any() or not weights.sum() > 0:
+            raise ValueError("start weights must be finite numbers >= 0, not all 0; got "
+                             f"{weights.min()} to {weights.max()} (NaN: {np.isnan(weights).any()})")
+        self.cumulative = np.cumsum(weights)
+
+    def draw(self, rng: np.random.Generator, size: int) -> npt.NDArray[np.int64]:
+        """``size`` codes drawn with probability proportional to their weights."""
+        # side="right": a drawn u never lands on a zero-weight code (its cumulative sum equals
+        # the one before it).
+        u = rng.random(size) * self.cumulative[-1]
+        found = np.searchsorted(self.cumulative, u, side="right")
+        return self.codes[np.minimum(found, self.codes.size - 1)]
+
+
+def _as_array(values: npt.ArrayLike, name: str, kinds: str) -> npt.NDArray:
+    """``values`` as a 1-D array of integers ("i") or numbers ("fi"), else a one-line error."""
+    array = np.asarray(values)
+    if array.dtype == np.bool_ or array.dtype.kind not in kinds + "u":
+        what = "integers" if kinds == "i" else "numbers"
+        raise TypeError(f"{name} must be an array of {what}; got dtype {array.dtype}")
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array; got shape {array.shape}")
+    return array
+
+
+def _check_codes(rules: Rules, codes: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """Start codes: reachable positions of ``rules`` where the game is not over."""
+    from gym_tictactoe.game import solver  # the solution is what knows reachability
+
+    codes = _as_array(codes, "start codes", "i").astype(np.int64)
+    inside = (codes >= 0) & (codes < rules.n_codes)
+    reachable = np.zeros(codes.shape, dtype=bool)
+    reachable[inside] = solver.solve(rules).reachable[codes[inside]]
+    if not reachable.all():
+        bad = int(codes[~reachable][0])
+        raise ValueError(f"start codes must be reachable positions of {rules.name}; code {bad} "
+                         f"(and {int((~reachable).sum()) - 1} more) is not")
+    finished = rules.terminal_of(codes)
+    if finished.any():
+        raise ValueError(f"start codes must be unfinished positions; code {int(codes[finished][0])}"
+                         f" (and {int(finished.sum()) - 1} more) is a finished game")
+    return codes
 
 
 def side_to_move(cells: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:

@@ -1,0 +1,105 @@
+"""Starts aimed at the positions still played wrong (agents.q_starts): the wrong positions are
+the evaluation's blunders, the predecessors are the positions two plies back, the weights keep
+a uniform share, and the vector env draws from them (smoke-sized and seeded)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents import EXPLORING_STARTS, q_batched, q_starts
+from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
+from gym_tictactoe import evaluation, game
+from gym_tictactoe.game import starts
+
+
+def trained(episodes: int) -> QLearningAgent:
+    agent = QLearningAgent(seed=0)
+    envs = q_batched.make_envs(agent, 64, TRAINING_OPPONENT, **EXPLORING_STARTS)
+    q_batched.train_batched(agent, envs, episodes, seed=0)
+    return agent
+
+
+def test_the_wrong_positions_are_the_evaluations_blunders():
+    agent = trained(3000)
+    moves = evaluation.policy_moves(agent)
+    wrong = q_starts.wrong_positions(agent.rules, moves)
+    rate = evaluation.optimal_move_rate(agent, moves=moves)
+    assert wrong.shape == starts.start_codes(agent.rules).shape
+    assert 0 < wrong.sum() == rate.n_blunders
+    assert set(starts.start_codes(agent.rules)[wrong]) == {b.code for b in rate.blunders}
+    moves[starts.start_codes(agent.rules)[0]] = evaluation.NOT_A_CELL  # illegal: wrong too
+    assert q_starts.wrong_positions(agent.rules, moves)[0]
+
+
+def test_predecessors_are_the_positions_two_plies_back():
+    rules = game.TICTACTOE
+    codes = starts.start_codes(rules)
+    index = {int(code): i for i, code in enumerate(codes)}
+    wrong = np.random.default_rng(0).random(codes.size) < 0.02
+    expected = np.zeros(codes.size, dtype=bool)
+    for i, code in enumerate(codes.tolist()):
+        for move in rules.legal_moves(code):
+            after = rules.play(code, move)
+            if not rules.is_terminal(after):
+                expected[i] |= any(wrong[index[rules.play(after, reply)]] for reply in
+                                   rules.legal_moves(after) if rules.play(after, reply) in index)
+    found = q_starts.predecessors(rules, wrong)
+    assert found.sum() > wrong.sum() and np.array_equal(found, expected)
+
+
+def test_focus_weights_keep_a_uniform_share():
+    wrong = np.array([True, False, False, False])
+    back = np.array([False, True, False, False])
+    weights = q_starts.focus_weights(wrong, 0.5, back, 0.25)
+    assert np.allclose(weights, [0.5 + 0.0625, 0.25 + 0.0625, 0.0625, 0.0625])
+    assert np.allclose(q_starts.focus_weights(np.zeros(4, bool), 0.5), 0.25)  # nothing wrong
+
+
+def test_focus_points_the_envs_random_starts_at_the_wrong_positions():
+    agent = trained(3000)
+    envs = q_batched.make_envs(agent, 2000, TRAINING_OPPONENT, start="random")
+    moves = evaluation.policy_moves(agent)
+    count = q_starts.focus(envs, moves, share=1.0)
+    wrong = q_starts.wrong_positions(agent.rules, moves)
+    assert count == wrong.sum() > 0
+    _, info = envs.reset(seed=0)
+    drawn = info["board"] @ agent.rules.pow3
+    assert set(drawn) <= set(starts.start_codes(agent.rules)[wrong])
+    with pytest.raises(ValueError, match=r"share \+ back_share must be a number in \[0, 1\]"):
+        q_starts.focus(envs, moves, share=0.8, back_share=0.5)
+
+
+def q_perfect():
+    """benchmarks/q_perfect.py as a module."""
+    path = Path(__file__).parents[1] / "benchmarks" / "q_perfect.py"
+    spec = importlib.util.spec_from_file_location("q_perfect_benchmark", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
+
+
+@pytest.mark.parametrize("extra", [[], ["--self-play", "--refresh-every", "500"]])
+def test_q_perfect_writes_its_json_at_every_checkpoint(tmp_path, monkeypatch, extra):
+    bench, out = q_perfect(), tmp_path / "q.json"
+    seen = []
+    record = bench.Checkpoint._record
+
+    def recorded(self, point, elapsed):
+        record(self, point, elapsed)
+        seen.append(len(json.loads(out.read_text())["curve"]))
+
+    monkeypatch.setattr(bench.Checkpoint, "_record", recorded)
+    bench.main(["--board", "3x3x3", "--batch", "64", "--episodes", "3000", "--eval-every", "1000",
+                "--focus-share", "0.5", "--back-share", "0.2", "--alpha-end", "0.01",
+                "--alpha-episodes", "2000", "--out", str(out), *extra])
+    results = json.loads(out.read_text())
+    assert seen == [1, 2, 3] and [p["episodes"] for p in results["curve"]] == [1000, 2000, 3000]
+    assert [p["alpha"] for p in results["curve"]] == pytest.approx([0.05 * 0.2**0.5, 0.01, 0.01])
+    assert results["peak_rss_mb"] > 0 and results["focus"] == {"share": 0.5, "back_share": 0.2}
+    assert results["curve"][0]["wrong"] > 0
+    assert results["opponent"] == ("self" if extra else TRAINING_OPPONENT)
