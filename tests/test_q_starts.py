@@ -103,3 +103,15 @@ def test_q_perfect_writes_its_json_at_every_checkpoint(tmp_path, monkeypatch, ex
     assert results["peak_rss_mb"] > 0 and results["focus"] == {"share": 0.5, "back_share": 0.2}
     assert results["curve"][0]["wrong"] > 0
     assert results["opponent"] == ("self" if extra else TRAINING_OPPONENT)
+
+
+def test_q_margins_finds_perfect_play_the_fixed_point_against_the_training_opponent():
+    path = Path(__file__).parents[1] / "benchmarks" / "q_margins.py"
+    spec = importlib.util.spec_from_file_location("q_margins_benchmark", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    trained_against = bench.margins(game.TICTACTOE, 0.4, 0.99)  # q_learning's docstring: >= 0.23
+    assert trained_against["wrong_at_fixed_point"] == 0
+    assert 0.23 <= trained_against["min_margin"] < 0.24
+    random = bench.margins(game.TICTACTOE, 1.0, 0.99)  # against random play: no such guarantee
+    assert random["wrong_at_fixed_point"] > 0 > random["min_margin"]
