@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import time
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -67,6 +68,7 @@ class SelfPlayWorker:
         self.net = PolicyValueNet(network)
         self.rng = worker_rng(seed, index)
         self.calls = self.leaves = 0
+        self.cpu_seconds = 0.0
 
     def evaluate(self, boards: npt.NDArray[np.int8]) -> tuple[npt.NDArray, npt.NDArray]:
         self.calls, self.leaves = self.calls + 1, self.leaves + len(boards)
@@ -77,14 +79,16 @@ class SelfPlayWorker:
         """``games`` self-play games with ``weights``: boards, policies, outcomes."""
         import torch
 
+        start = time.process_time()
         # Copies: Ray hands over read-only views of its object store.
         self.net.load_state_dict({name: torch.tensor(array) for name, array in weights.items()})
         found = play_games(self.rules, self.evaluate, games, self.play_settings, self.rng)
+        self.cpu_seconds += time.process_time() - start
         return found.boards, found.policies, found.outcomes
 
-    def counts(self) -> tuple[int, int]:
-        """Network calls and boards evaluated so far."""
-        return self.calls, self.leaves
+    def counts(self) -> tuple[int, int, float]:
+        """Network calls, boards evaluated and CPU seconds spent playing, so far."""
+        return self.calls, self.leaves, self.cpu_seconds
 
 
 class RayPlayer:
@@ -105,10 +109,11 @@ class RayPlayer:
         parts = self.ray.get(calls)
         return Samples(*(np.concatenate(arrays) for arrays in zip(*parts, strict=True)))
 
-    def counts(self) -> tuple[int, int]:
-        """Network calls and boards evaluated so far, over every actor."""
+    def counts(self) -> tuple[int, int, float]:
+        """Network calls, boards evaluated and CPU seconds playing so far, over every actor."""
         found = self.ray.get([actor.counts.remote() for actor in self.actors])
-        return sum(c for c, _ in found), sum(b for _, b in found)
+        calls, leaves, cpu = zip(*found, strict=True)
+        return sum(calls), sum(leaves), sum(cpu)
 
     def close(self) -> None:
         """End the actors, and Ray itself if ``connect`` started it."""
