@@ -164,6 +164,19 @@ def test_a_probe_that_times_out_says_so():
         check_address("10.255.255.1:6379", probe=probe)
 
 
+def test_an_address_where_ray_cannot_join_says_so_in_one_line():
+    from types import SimpleNamespace
+
+    from agents.alphazero.workers import _init_at
+
+    def init(**_kwargs):  # what ray.init raises after its bounded retries
+        raise ConnectionError("Failed to connect to Ray cluster at 10.0.0.5:6379")
+
+    with pytest.raises(ConnectionError, match=r"^--ray-address 10.0.0.5:6379: could not join a "
+                                              r"Ray cluster there \(Failed to connect"):
+        _init_at(SimpleNamespace(init=init), "10.0.0.5:6379")
+
+
 def test_workers_without_ray_name_the_extra(tmp_path):
     done = run_without("ray", "train.py", "--algo", "alphazero", "--workers", "2",
                        "--no-progress", "--out", str(tmp_path / "runs"))

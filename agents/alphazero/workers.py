@@ -151,8 +151,10 @@ def _init_at(ray: ModuleType, address: str) -> None:
     try:
         ray.init(address=address, **QUIET)
     except ConnectionError as error:
-        raise ConnectionError(f"--ray-address {address}: no Ray cluster answers there "
-                              f"({error})") from None
+        # Something listens there but Ray could not join it: no Ray, another Ray version, or a
+        # cluster whose auth token this machine lacks; Ray's own log lines above say which.
+        raise ConnectionError(f"--ray-address {address}: could not join a Ray cluster there "
+                              f"({error}); Ray's log lines above say why") from None
 
 
 def check_address(address: str, probe: Callable[..., Any] = socket.create_connection) -> None:
