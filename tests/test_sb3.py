@@ -28,6 +28,8 @@ from agents import sb3, sb3_files
 from gym_tictactoe import evaluation, game
 from gym_tictactoe.envs.wrappers import OneHotObservation
 
+T3 = game.TICTACTOE  # tic-tac-toe's rules
+
 # A few updates within a few hundred timesteps on 2 envs.
 _PPO_SMALL = {"n_steps": 64, "batch_size": 64, "n_epochs": 2}
 SMALL = {"maskable-ppo": _PPO_SMALL, "ppo": _PPO_SMALL,
@@ -59,10 +61,10 @@ def trained():
 
 def _positions() -> tuple[np.ndarray, np.ndarray]:
     """Every position with a move to make, seen by the side to move, and its mask."""
-    codes = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]
-    o_to_move = (game.TO_MOVE[codes] == game.O)[:, None]
-    boards = np.where(o_to_move, game.SWAP[game.CELLS[codes]], game.CELLS[codes])
-    return boards.astype(np.int8), game.LEGAL_MASK[codes]
+    codes = T3.reachable[~T3.tables.terminal[T3.reachable]]
+    o_to_move = (T3.tables.to_move[codes] == game.O)[:, None]
+    boards = np.where(o_to_move, game.SWAP[T3.tables.cells[codes]], T3.tables.cells[codes])
+    return boards.astype(np.int8), T3.tables.legal_mask[codes]
 
 
 def _report(result: str, rate: float) -> evaluation.Report:
@@ -113,8 +115,8 @@ def test_make_vec_env_lets_maskable_ppo_find_the_masks():
 def test_maskable_ppo_learns_with_the_env_masks(trained):
     buffer = trained["maskable-ppo"].rollout_buffer
     # Every stored mask is the empty cells of its observation, and every action obeys it.
-    masks = buffer.action_masks.reshape(-1, game.N_CELLS).astype(bool)
-    boards = buffer.observations.reshape(-1, game.N_CELLS)
+    masks = buffer.action_masks.reshape(-1, T3.n_cells).astype(bool)
+    boards = buffer.observations.reshape(-1, T3.n_cells)
     np.testing.assert_array_equal(masks, boards == 0)
     actions = buffer.actions.reshape(-1).astype(int)
     assert masks[np.arange(actions.size), actions].all()

@@ -34,11 +34,8 @@ from gym_tictactoe.players.opponents import Opponent, resolve_opponent
 from gym_tictactoe.players.protocol import as_player
 from gym_tictactoe.seeding import check_seed
 
-__all__ = ["AGENT_MARKS", "ILLEGAL_ACTIONS", "VIEWS", "TicTacToeEnv", "as_cell", "check_choice",
+__all__ = ["AGENT_MARKS", "ILLEGAL_ACTIONS", "TicTacToeEnv", "as_cell", "check_choice",
            "check_seat", "step_lists", "views"]
-
-
-VIEWS = views()
 
 
 class RenderModes(list):

@@ -19,7 +19,6 @@ from gymnasium.vector.utils import batch_space
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, shown
 from gym_tictactoe.envs import rendering
-from gym_tictactoe.envs.env import VIEWS
 from gym_tictactoe.envs.options import EnvOptions, SharedOptions, reset_options, takes_options
 from gym_tictactoe.envs.vector_boards import make_boards
 from gym_tictactoe.game import starts
@@ -28,7 +27,7 @@ from gym_tictactoe.players.opponents import Opponent, resolve_player
 from gym_tictactoe.players.protocol import BatchPlayer, Boards, Cells
 from gym_tictactoe.seeding import check_seed
 
-__all__ = ["VIEWS", "TicTacToeVectorEnv", "vectorize_opponent"]
+__all__ = ["TicTacToeVectorEnv", "vectorize_opponent"]
 
 # REWARDS[agent, winner]: the agent's reward when the game ends with ``winner`` (0 = nobody).
 REWARDS = np.array([[0, 0, 0], [0, 1, -1], [0, -1, 1]], dtype=np.float32)
@@ -58,8 +57,7 @@ def _check_memory(num_envs: int, rules: game.Rules) -> None:
                          f"of this size")
 
 
-def vectorize_opponent(opponent: Opponent | str, num_envs: int,
-                       rules: game.Rules = game.TICTACTOE,
+def vectorize_opponent(opponent: Opponent | str, num_envs: int, rules: game.Rules,
                        agents: npt.NDArray[np.int8] | None = None) -> BatchPlayer:
     """The batch form of an opponent for ``num_envs`` boards of ``rules``: its player's own
     ``batch`` (``players.Player``; table players by look-ups or masks, epsilon and mixtures
