@@ -91,7 +91,8 @@ def test_build_model_refuses_the_wrong_encoding():
 def test_make_env_builds_a_monitored_env(one_hot):
     env = sb3.make_env(agent_mark="O", one_hot=one_hot, seed=3)()
     obs, _ = env.reset(seed=3)
-    assert env.observation_space == sb3.observation_space("dqn" if one_hot else "maskable-ppo")
+    algo = "dqn" if one_hot else "maskable-ppo"
+    assert env.observation_space == sb3.observation_space(algo, T3.n_cells)
     assert obs in env.observation_space
     assert isinstance(env.env if one_hot else env, Monitor)
     # The opponent (X) has moved: the mask reaches through the wrappers.
@@ -102,7 +103,7 @@ def test_one_hot_matches_the_wrapper():
     boards, _ = _positions()
     wrapper = OneHotObservation(sb3.make_env()())
     expected = np.stack([wrapper.observation(board) for board in boards[::50]])
-    np.testing.assert_array_equal(sb3.one_hot(boards[::50]), expected)
+    np.testing.assert_array_equal(sb3.one_hot(boards[::50], T3.n_cells), expected)
 
 
 def test_make_vec_env_lets_maskable_ppo_find_the_masks():
@@ -172,7 +173,7 @@ def test_stochastic_ppo_is_renormalised_over_the_legal_cells(trained):
     policy = sb3.ModelPolicy(trained["ppo"], stochastic=True)
     with torch.no_grad():
         full = trained["ppo"].policy.get_distribution(
-            torch.as_tensor(sb3.one_hot(boards))).distribution.probs.numpy()
+            torch.as_tensor(sb3.one_hot(boards, T3.n_cells))).distribution.probs.numpy()
     legal = np.where(masks, full, 0.0)
     np.testing.assert_allclose(policy.action_probabilities_batch(boards, masks),
                                legal / legal.sum(axis=1, keepdims=True), atol=1e-6)

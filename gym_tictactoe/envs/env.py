@@ -133,8 +133,7 @@ class TicTacToeEnv(SharedOptions, gym.Env[npt.NDArray[np.int8], int]):
     @takes_options
     def __init__(self, *, options: EnvOptions, cell_size: int | None = None) -> None:
         # Users call it with EnvOptions' keywords in place of ``options`` (takes_options).
-        self.options = options
-        self.render_mode = options.render_mode
+        self._set_options(options)
         self.opponent = options.opponent
         n = self._n = self.rules.n_cells
         self.observation_space = spaces.MultiDiscrete([3] * n, dtype=np.int8)

@@ -2,8 +2,8 @@
 
 ``EnvOptions`` lists them (order, types, defaults) and checks them; ``takes_options`` gives an
 env's ``__init__`` the signature its users see, the env's own parameters with these in between,
-and hands the body one checked ``EnvOptions``; ``SharedOptions`` shows its values under the
-attribute names both envs have always had (``env.rules``, ``env.start``, ...).
+and hands the body one checked ``EnvOptions``; ``SharedOptions._set_options`` sets its values
+under the attribute names both envs have always had (``env.rules``, ``env.start``, ...).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from gym_tictactoe import checks, game
@@ -120,17 +119,15 @@ def takes_options(init: Callable[..., None]) -> Callable[..., None]:
 
 
 class SharedOptions:
-    """The checked options of an env (``self.options``) under the names both envs have always
-    had; ``render_mode`` is Gymnasium's own attribute, set by the env."""
+    """An env's checked options (``self.options``, what it was made with) also under the
+    attribute names both envs have always had: plain attributes, which ``reset`` reads on every
+    episode and SB3's ``set_attr`` may change (``agent_mark_option``, for a curriculum)."""
 
-    options: EnvOptions
-    rules = property(attrgetter("options.rules"),
-                     doc="The board: ``game.rules(rows, cols, win_length)``.")
-    agent_mark_option = property(attrgetter("options.agent_mark"),
-                                 doc='The ``agent_mark`` asked for (``"random"`` included).')
-    illegal_action = property(attrgetter("options.illegal_action"))
-    start = property(attrgetter("options.start"))
-    start_probability = property(attrgetter("options.start_probability"))
+    def _set_options(self, options: EnvOptions) -> None:
+        self.options, self.rules, self.render_mode = options, options.rules, options.render_mode
+        self.agent_mark_option = options.agent_mark  # "random" included: drawn at each reset
+        self.illegal_action = options.illegal_action
+        self.start, self.start_probability = options.start, options.start_probability
 
 
 __all__ = ["AGENT_MARKS", "ILLEGAL_ACTIONS", "EnvOptions", "SharedOptions", "check_choice",

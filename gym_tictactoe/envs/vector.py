@@ -143,8 +143,7 @@ class TicTacToeVectorEnv(SharedOptions,
     def __init__(self, num_envs: int = 1, *, options: EnvOptions) -> None:
         # Users call it with EnvOptions' keywords in place of ``options`` (takes_options).
         self.num_envs = check_int(num_envs, "num_envs", 1, MAX_NUM_ENVS)
-        self.options = options
-        self.render_mode = options.render_mode
+        self._set_options(options)
         _check_memory(self.num_envs, self.rules)
         self.agents = np.full(self.num_envs, game.X, dtype=np.int8)
         self.opponent = vectorize_opponent(options.opponent, self.num_envs, self.rules,
