@@ -19,7 +19,6 @@ from gym_tictactoe.envs.options import (  # the checks' earlier home was this mo
     check_choice,
     check_seat,
     reset_options,
-    takes_options,
 )
 from gym_tictactoe.game import starts
 from gym_tictactoe.game.positions import (  # as_cell, views and step_lists: their earlier home
@@ -130,11 +129,25 @@ class TicTacToeEnv(SharedOptions, gym.Env[npt.NDArray[np.int8], int]):
 
     metadata = {"render_modes": RenderModes(["human", "ansi", "rgb_array"]), "render_fps": 4}
 
-    @takes_options
-    def __init__(self, *, options: EnvOptions, cell_size: int | None = None) -> None:
-        # Users call it with EnvOptions' keywords in place of ``options`` (takes_options).
-        self._set_options(options)
-        self.opponent = options.opponent
+    def __init__(
+        self,
+        opponent: Opponent | str = "random",
+        agent_mark: str = "X",
+        illegal_action: str = "lose",
+        render_mode: str | None = None,
+        *,
+        rows: int = 3,
+        cols: int = 3,
+        win_length: int = 3,
+        start: str = "empty",
+        start_probability: float = 1.0,
+        cell_size: int | None = None,
+    ) -> None:
+        # The signature is spelled out for readers and type checkers; the checks are shared.
+        self._set_options(EnvOptions(opponent, agent_mark, illegal_action, render_mode,
+                                     rows=rows, cols=cols, win_length=win_length, start=start,
+                                     start_probability=start_probability))
+        self.opponent = opponent
         n = self._n = self.rules.n_cells
         self.observation_space = spaces.MultiDiscrete([3] * n, dtype=np.int8)
         self.action_space = spaces.Discrete(n)

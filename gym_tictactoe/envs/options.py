@@ -1,16 +1,12 @@
 """The keywords the single env and the vector env share, declared and checked once.
 
-``EnvOptions`` lists them (order, types, defaults) and checks them; ``takes_options`` gives an
-env's ``__init__`` the signature its users see, the env's own parameters with these in between,
-and hands the body one checked ``EnvOptions``; ``SharedOptions._set_options`` sets its values
-under the attribute names both envs have always had (``env.rules``, ``env.start``, ...).
+``EnvOptions`` checks them; each env spells out its own signature (for its readers, help() and
+type checkers) and hands the values to it; ``SharedOptions._set_options`` sets them under the
+attribute names both envs have always had (``env.rules``, ``env.start``, ...).
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
-from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +49,7 @@ def reset_options(env: Any, options: Any, example: str) -> tuple[dict[str, Any],
 class EnvOptions:
     """The shared keywords of ``TicTacToeEnv`` and ``TicTacToeVectorEnv``, checked (the envs'
     docstrings say what each means); ``rules`` is the board they name. ``render_mode`` is checked
-    by ``takes_options``, against the env's own modes."""
+    by ``SharedOptions._set_options``, against the env's own modes."""
 
     opponent: Opponent | str = "random"
     agent_mark: str = "X"
@@ -80,55 +76,22 @@ class EnvOptions:
             object.__setattr__(self, name, value)
 
 
-_SHARED = list(inspect.signature(EnvOptions).parameters.values())
-
-
-def _public_signature(init: Callable) -> inspect.Signature:
-    """``init``'s signature with its ``options`` parameter replaced by EnvOptions' keywords: the
-    positional ones after the env's own positional ones, the keyword-only ones before its own."""
-    own = inspect.signature(init)
-    keyword_only = inspect.Parameter.KEYWORD_ONLY
-    mine = [p for p in own.parameters.values() if p.name != "options"]
-    ordered = ([p for p in mine if p.kind != keyword_only] + _SHARED
-               + [p for p in mine if p.kind == keyword_only])
-    return inspect.Signature(ordered, return_annotation=own.return_annotation)
-
-
-def takes_options(init: Callable[..., None]) -> Callable[..., None]:
-    """Decorate an env's ``__init__(self, ..., *, options: EnvOptions, ...)``: it is called with
-    EnvOptions' keywords in place of ``options`` (see ``_public_signature``), which arrive checked
-    as one ``EnvOptions``, ``render_mode`` against the env's ``metadata["render_modes"]``."""
-    public = _public_signature(init)
-    names = {parameter.name for parameter in _SHARED}
-
-    @functools.wraps(init)
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        try:
-            arguments = public.bind(self, *args, **kwargs)
-        except TypeError as error:  # as Python words it, naming the env
-            raise TypeError(f"{init.__qualname__}() {error}") from None
-        arguments.apply_defaults()
-        values = dict(arguments.arguments)
-        del values["self"]
-        options = EnvOptions(**{name: values.pop(name) for name in list(values) if name in names})
-        check_choice("render_mode", options.render_mode, (None, *self.metadata["render_modes"]))
-        init(self, options=options, **values)
-
-    __init__.__signature__ = public  # what inspect, help() and IDEs at run time show
-    return __init__
-
-
 class SharedOptions:
     """An env's checked options (``self.options``, what it was made with) also under the
     attribute names both envs have always had: plain attributes, which ``reset`` reads on every
     episode and SB3's ``set_attr`` may change (``agent_mark_option``, for a curriculum)."""
 
+    metadata: dict[str, Any]
+
     def _set_options(self, options: EnvOptions) -> None:
-        self.options, self.rules, self.render_mode = options, options.rules, options.render_mode
+        """Take ``options``, with ``render_mode`` checked against the env's own modes."""
+        modes = (None, *self.metadata["render_modes"])
+        self.render_mode = check_choice("render_mode", options.render_mode, modes)
+        self.options, self.rules = options, options.rules
         self.agent_mark_option = options.agent_mark  # "random" included: drawn at each reset
         self.illegal_action = options.illegal_action
         self.start, self.start_probability = options.start, options.start_probability
 
 
 __all__ = ["AGENT_MARKS", "ILLEGAL_ACTIONS", "EnvOptions", "SharedOptions", "check_choice",
-           "check_seat", "reset_options", "takes_options"]
+           "check_seat", "reset_options"]

@@ -19,7 +19,7 @@ from gymnasium.vector.utils import batch_space
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, shown
 from gym_tictactoe.envs import rendering
-from gym_tictactoe.envs.options import EnvOptions, SharedOptions, reset_options, takes_options
+from gym_tictactoe.envs.options import EnvOptions, SharedOptions, reset_options
 from gym_tictactoe.envs.vector_boards import make_boards
 from gym_tictactoe.game import starts
 from gym_tictactoe.game.positions import as_cell
@@ -139,14 +139,28 @@ class TicTacToeVectorEnv(SharedOptions,
 
     metadata = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
 
-    @takes_options
-    def __init__(self, num_envs: int = 1, *, options: EnvOptions) -> None:
-        # Users call it with EnvOptions' keywords in place of ``options`` (takes_options).
+    def __init__(
+        self,
+        num_envs: int = 1,
+        opponent: Opponent | str = "random",
+        agent_mark: str = "X",
+        illegal_action: str = "lose",
+        render_mode: str | None = None,
+        *,
+        rows: int = 3,
+        cols: int = 3,
+        win_length: int = 3,
+        start: str = "empty",
+        start_probability: float = 1.0,
+    ) -> None:
         self.num_envs = check_int(num_envs, "num_envs", 1, MAX_NUM_ENVS)
-        self._set_options(options)
+        # The signature is spelled out for readers and type checkers; the checks are shared.
+        self._set_options(EnvOptions(opponent, agent_mark, illegal_action, render_mode,
+                                     rows=rows, cols=cols, win_length=win_length, start=start,
+                                     start_probability=start_probability))
         _check_memory(self.num_envs, self.rules)
         self.agents = np.full(self.num_envs, game.X, dtype=np.int8)
-        self.opponent = vectorize_opponent(options.opponent, self.num_envs, self.rules,
+        self.opponent = vectorize_opponent(opponent, self.num_envs, self.rules,
                                            self.agents)
         n = self.rules.n_cells
         self.single_observation_space = spaces.MultiDiscrete([3] * n, dtype=np.int8)
