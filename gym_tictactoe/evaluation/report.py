@@ -34,7 +34,7 @@ def summarize(policy: Policy, games: int = 200, seed: int = 0,
     return {**summary, **(evaluate(policy) if report is None else report).as_dict()}
 
 
-def evaluating_message(games: int, rules: game.Rules = game.TICTACTOE) -> str:
+def evaluating_message(games: int, rules: game.Rules) -> str:
     """What ``summarize`` is about to do, for a person waiting on it (deep agents take a while)."""
     if not rules.solvable:
         return (f"evaluating: {games} games per seat against each of "
