@@ -12,6 +12,7 @@ the rest staying uniform so nothing is starved. The weights go to the vector env
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -42,19 +43,45 @@ def wrong_positions(rules: Rules, moves: npt.NDArray) -> npt.NDArray[np.bool_]:
 def predecessors(rules: Rules, wrong: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
     """Over ``start_codes``: the positions two plies before a ``wrong`` one, the same side to
     move (its move there, then the reply, lead to it)."""
+    return _neighbours(rules, wrong, -2, _two_back)
+
+
+def successors(rules: Rules, wrong: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+    """Over ``start_codes``: the unfinished positions two plies after a ``wrong`` one (a move
+    and a reply), whose values its move's values are learnt from."""
+    return _neighbours(rules, wrong, 2, _two_ahead)
+
+
+def _neighbours(rules: Rules, wrong: npt.NDArray[np.bool_], step: int,
+                near: Callable[[Rules, npt.NDArray[np.int64]], npt.NDArray[np.int64]]
+                ) -> npt.NDArray[np.bool_]:
+    """The start positions ``step`` plies from a ``wrong`` one, ``near`` giving candidate codes
+    (those that are no reachable unfinished position are dropped here)."""
     codes, found = starts.start_codes(rules), np.zeros(wrong.size, dtype=bool)
     layers = [layer.codes[~layer.terminal] for layer in rules.positions]
     offsets = np.cumsum([0] + [layer.size for layer in layers])
-    for marks in range(2, len(layers)):
+    for marks in range(max(0, -step), len(layers) - max(0, step)):
         targets = codes[offsets[marks]:offsets[marks + 1]][wrong[offsets[marks]:offsets[marks + 1]]]
-        if targets.size == 0 or layers[marks - 2].size == 0:
+        layer = layers[marks + step]
+        if targets.size == 0 or layer.size == 0:
             continue
         for first in range(0, targets.size, BACK_CHUNK):
-            earlier = _two_back(rules, targets[first:first + BACK_CHUNK])
-            layer = layers[marks - 2]
-            at = np.minimum(np.searchsorted(layer, earlier), layer.size - 1)
-            found[offsets[marks - 2] + at[layer[at] == earlier]] = True
+            other = near(rules, targets[first:first + BACK_CHUNK])
+            at = np.minimum(np.searchsorted(layer, other), layer.size - 1)
+            found[offsets[marks + step] + at[layer[at] == other]] = True
     return found
+
+
+def _two_ahead(rules: Rules, codes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Every code after a move of the side to move and a reply (lines not checked: a position
+    after a won game is no start code, and is dropped by the caller)."""
+    mover = starts.side_to_move(rules.cells_of(codes))[:, None]
+    pow3 = rules.pow3.astype(np.int64)
+    empty = rules.cells_of(codes) == game.EMPTY
+    pairs = empty[:, :, None] & empty[:, None, :] & ~np.eye(rules.n_cells, dtype=bool)
+    after = (codes[:, None, None] + mover[:, :, None] * pow3[None, :, None]
+             + game.SWAP.take(mover)[:, :, None] * pow3[None, None, :])
+    return np.unique(after[pairs])
 
 
 def _two_back(rules: Rules, codes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -85,15 +112,20 @@ def focus_weights(wrong: npt.NDArray[np.bool_], share: float,
     return weights
 
 
-def focus(envs: Any, moves: npt.NDArray, share: float, back_share: float = 0.0) -> int:
+def focus(envs: Any, moves: npt.NDArray, share: float, back_share: float = 0.0,
+          ahead_share: float = 0.0) -> int:
     """Aim ``envs``' random starts at the positions where ``moves`` is wrong (see the module
-    docstring); returns how many there are."""
+    docstring), ``ahead_share`` at their successors; returns how many are wrong."""
     rules = envs.rules
-    for name, value in (("share", share), ("back_share", back_share)):
+    for name, value in (("share", share), ("back_share", back_share),
+                        ("ahead_share", ahead_share)):
         check_number(value, name, 0.0, 1.0)
-    check_number(share + back_share, "share + back_share", 0.0, 1.0)
+    check_number(share + back_share + ahead_share, "share + back_share + ahead_share", 0.0, 1.0)
     wrong = wrong_positions(rules, moves)
-    back = predecessors(rules, wrong) if back_share > 0 else None
-    envs.set_start_weights(starts.StartWeights(rules, focus_weights(wrong, share, back,
-                                                                    back_share)))
+    weights = focus_weights(wrong, share)
+    for part, near in ((back_share, predecessors), (ahead_share, successors)):
+        if part > 0:
+            weights += focus_weights(near(rules, wrong), part) - 1.0 / wrong.size
+    # a uniform share cancelled exactly can round below 0
+    envs.set_start_weights(starts.StartWeights(rules, np.maximum(weights, 0.0)))
     return int(wrong.sum())

@@ -56,6 +56,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                              "last checkpoint (agents.q_starts)")
     parser.add_argument("--back-share", type=probability, default=0.0,
                         help="share of the random starts on those positions' predecessors")
+    parser.add_argument("--ahead-share", type=probability, default=0.0,
+                        help="share of the random starts on those positions' successors")
     parser.add_argument("--alpha-end", type=probability, default=None,
                         help="anneal the learning-rate floor to this, geometrically")
     parser.add_argument("--alpha-episodes", type=positive_int, default=50_000_000,
@@ -98,7 +100,8 @@ def run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     evaluation.evaluate(agent)  # the solution loaded and the evaluator warm before the clock
     results = {"command": " ".join(["python", *sys.argv]), "board": rules.name,
                "seed": args.seed, "batch": args.batch, "env_options": options,
-               "focus": {"share": args.focus_share, "back_share": args.back_share},
+               "focus": {"share": args.focus_share, "back_share": args.back_share,
+                         "ahead_share": args.ahead_share},
                "alpha_schedule": {"end": args.alpha_end, "episodes": args.alpha_episodes},
                "opponent": opponent, "pool": pool and {"size": args.pool,
                                                           "refresh_every": args.refresh_every},
@@ -132,8 +135,10 @@ class Checkpoint:
         began = time.perf_counter()
         report, moves = evaluate(agent)
         wrong = report.move_rate.n_blunders
-        if self.args.focus_share or self.args.back_share:
-            wrong = q_starts.focus(self.envs, moves, self.args.focus_share, self.args.back_share)
+        args = self.args
+        if args.focus_share or args.back_share or args.ahead_share:
+            wrong = q_starts.focus(self.envs, moves, args.focus_share, args.back_share,
+                                   args.ahead_share)
         self._anneal(agent, trained)
         self.evaluating += time.perf_counter() - began
         elapsed = time.perf_counter() - self.start

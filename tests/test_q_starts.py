@@ -50,6 +50,15 @@ def test_predecessors_are_the_positions_two_plies_back():
                                    rules.legal_moves(after) if rules.play(after, reply) in index)
     found = q_starts.predecessors(rules, wrong)
     assert found.sum() > wrong.sum() and np.array_equal(found, expected)
+    ahead = np.zeros(codes.size, dtype=bool)  # the other way: two plies after a wrong one
+    for i in np.flatnonzero(wrong):
+        code = int(codes[i])
+        for move in rules.legal_moves(code):
+            after = rules.play(code, move)
+            for reply in ([] if rules.is_terminal(after) else rules.legal_moves(after)):
+                if rules.play(after, reply) in index:
+                    ahead[index[rules.play(after, reply)]] = True
+    assert ahead.sum() > wrong.sum() and np.array_equal(q_starts.successors(rules, wrong), ahead)
 
 
 def test_focus_weights_keep_a_uniform_share():
@@ -70,8 +79,12 @@ def test_focus_points_the_envs_random_starts_at_the_wrong_positions():
     _, info = envs.reset(seed=0)
     drawn = info["board"] @ agent.rules.pow3
     assert set(drawn) <= set(starts.start_codes(agent.rules)[wrong])
-    with pytest.raises(ValueError, match=r"share \+ back_share must be a number in \[0, 1\]"):
-        q_starts.focus(envs, moves, share=0.8, back_share=0.5)
+    with pytest.raises(ValueError, match=r"share \+ back_share \+ ahead_share must be a number"):
+        q_starts.focus(envs, moves, share=0.8, back_share=0.1, ahead_share=0.2)
+    q_starts.focus(envs, moves, share=0.5, back_share=0.2, ahead_share=0.3)  # no uniform share
+    weights = np.diff(envs.start_weights.cumulative, prepend=0.0)
+    assert weights.sum() == pytest.approx(1.0) and weights.min() >= 0
+    assert weights[wrong].sum() >= 0.5 - 1e-9
 
 
 def q_perfect():
@@ -100,7 +113,8 @@ def test_q_perfect_writes_its_json_at_every_checkpoint(tmp_path, monkeypatch, ex
     results = json.loads(out.read_text())
     assert seen == [1, 2, 3] and [p["episodes"] for p in results["curve"]] == [1000, 2000, 3000]
     assert [p["alpha"] for p in results["curve"]] == pytest.approx([0.05 * 0.2**0.5, 0.01, 0.01])
-    assert results["peak_rss_mb"] > 0 and results["focus"] == {"share": 0.5, "back_share": 0.2}
+    assert results["peak_rss_mb"] > 0 and results["focus"] == {"share": 0.5, "back_share": 0.2,
+                                                             "ahead_share": 0.0}
     assert results["curve"][0]["wrong"] > 0
     assert results["opponent"] == ("self" if extra else TRAINING_OPPONENT)
 
