@@ -13,7 +13,13 @@ otherwise) with ``agents.q_batched.train_batched`` on ``--batch`` boards of the 
 (``evaluation.evaluate``: the optimal-move rate over every position, and a best response in each
 seat) every ``--eval-every`` episodes, until perfect play or ``--minutes`` of wall time. Progress,
 with an estimate of the time left, goes to stderr at every evaluation; the results JSON (curve,
-episodes and seconds to perfect, peak memory) to ``--out`` (default under runs/).
+episodes and seconds to perfect, peak memory), rewritten at every evaluation so that a run
+stopped early keeps its curve, to ``--out`` (default under runs/).
+
+``--focus-share`` (with ``--back-share``, ``--ahead-share``) aims that share of the exploring
+starts at the positions the last evaluation found played wrong (``agents.q_starts``);
+``--alpha-end`` anneals the learning-rate floor at each evaluation; ``--self-play`` trains
+against the agent's own snapshots as ``train.py --opponent self`` does.
 """
 
 from __future__ import annotations
@@ -67,7 +73,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=None,
                         help="results JSON, rewritten at every checkpoint (default: "
                              "runs/benchmarks/q_perfect_BOARD_seedSEED.json)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    # Checked now, not at the first checkpoint minutes later.
+    if args.focus_share + args.back_share + args.ahead_share > 1:
+        parser.error("--focus-share + --back-share + --ahead-share must be at most 1 (the rest "
+                     "of the random starts stays uniform)")
+    if args.alpha_end == 0:
+        parser.error("--alpha-end must be above 0 (a learning rate of 0 learns nothing)")
+    return args
 
 
 def hyper_parameters(pairs: list[str]) -> dict[str, float]:

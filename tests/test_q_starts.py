@@ -129,3 +129,13 @@ def test_q_margins_finds_perfect_play_the_fixed_point_against_the_training_oppon
     assert 0.23 <= trained_against["min_margin"] < 0.24
     random = bench.margins(game.TICTACTOE, 1.0, 0.99)  # against random play: no such guarantee
     assert random["wrong_at_fixed_point"] > 0 > random["min_margin"]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--focus-share", "0.7", "--ahead-share", "0.4"], "must be at most 1"),
+    (["--alpha-end", "0"], "--alpha-end must be above 0"),
+])
+def test_q_perfect_refuses_bad_shares_before_training(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        q_perfect().parse_args(argv)
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
