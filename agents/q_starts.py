@@ -113,9 +113,10 @@ def focus_weights(wrong: npt.NDArray[np.bool_], share: float,
 
 
 def focus(envs: Any, moves: npt.NDArray, share: float, back_share: float = 0.0,
-          ahead_share: float = 0.0) -> int:
+          ahead_share: float = 0.0) -> npt.NDArray[np.bool_]:
     """Aim ``envs``' random starts at the positions where ``moves`` is wrong (see the module
-    docstring), ``ahead_share`` at their successors; returns how many are wrong."""
+    docstring), ``ahead_share`` at their successors; returns the wrong positions (a mask over
+    ``start_codes``)."""
     rules = envs.rules
     for name, value in (("share", share), ("back_share", back_share),
                         ("ahead_share", ahead_share)):
@@ -128,4 +129,16 @@ def focus(envs: Any, moves: npt.NDArray, share: float, back_share: float = 0.0,
             weights += focus_weights(near(rules, wrong), part) - 1.0 / wrong.size
     # a uniform share cancelled exactly can round below 0
     envs.set_start_weights(starts.StartWeights(rules, np.maximum(weights, 0.0)))
-    return int(wrong.sum())
+    return wrong
+
+
+def forget(agent: Any, wrong: npt.NDArray[np.bool_]) -> None:
+    """Zero the visit counts of the table rows of the ``wrong`` positions (over
+    ``start_codes``): their next updates learn at ``1 / n`` again, a running mean of fresh
+    targets, instead of the annealed floor's slow drift from values learnt early."""
+    rules = agent.rules
+    cells = rules.cells_of(starts.start_codes(rules)[wrong])
+    mover = starts.side_to_move(cells)[:, None]
+    view = np.where(mover == game.X, cells, game.SWAP.take(cells))  # as the agent to move sees it
+    rows, _, known = agent.index.locate(view.astype(np.int64) @ rules.pow3.astype(np.int64))
+    agent.visits[rows[known]] = 0

@@ -64,6 +64,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="share of the random starts on those positions' predecessors")
     parser.add_argument("--ahead-share", type=probability, default=0.0,
                         help="share of the random starts on those positions' successors")
+    parser.add_argument("--forget", action="store_true",
+                        help="zero the visit counts of the positions played wrong at each "
+                             "checkpoint (with --focus-share)")
     parser.add_argument("--alpha-end", type=probability, default=None,
                         help="anneal the learning-rate floor to this, geometrically")
     parser.add_argument("--alpha-episodes", type=positive_int, default=50_000_000,
@@ -114,7 +117,7 @@ def run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     results = {"command": " ".join(["python", *sys.argv]), "board": rules.name,
                "seed": args.seed, "batch": args.batch, "env_options": options,
                "focus": {"share": args.focus_share, "back_share": args.back_share,
-                         "ahead_share": args.ahead_share},
+                         "ahead_share": args.ahead_share, "forget": args.forget},
                "alpha_schedule": {"end": args.alpha_end, "episodes": args.alpha_episodes},
                "opponent": opponent, "pool": pool and {"size": args.pool,
                                                           "refresh_every": args.refresh_every},
@@ -150,8 +153,11 @@ class Checkpoint:
         wrong = report.move_rate.n_blunders
         args = self.args
         if args.focus_share or args.back_share or args.ahead_share:
-            wrong = q_starts.focus(self.envs, moves, args.focus_share, args.back_share,
+            found = q_starts.focus(self.envs, moves, args.focus_share, args.back_share,
                                    args.ahead_share)
+            if args.forget:
+                q_starts.forget(agent, found)
+            wrong = int(found.sum())
         self._anneal(agent, trained)
         self.evaluating += time.perf_counter() - began
         elapsed = time.perf_counter() - self.start

@@ -73,9 +73,9 @@ def test_focus_points_the_envs_random_starts_at_the_wrong_positions():
     agent = trained(3000)
     envs = q_batched.make_envs(agent, 2000, TRAINING_OPPONENT, start="random")
     moves = evaluation.policy_moves(agent)
-    count = q_starts.focus(envs, moves, share=1.0)
+    found = q_starts.focus(envs, moves, share=1.0)
     wrong = q_starts.wrong_positions(agent.rules, moves)
-    assert count == wrong.sum() > 0
+    assert np.array_equal(found, wrong) and wrong.sum() > 0
     _, info = envs.reset(seed=0)
     drawn = info["board"] @ agent.rules.pow3
     assert set(drawn) <= set(starts.start_codes(agent.rules)[wrong])
@@ -114,7 +114,7 @@ def test_q_perfect_writes_its_json_at_every_checkpoint(tmp_path, monkeypatch, ex
     assert seen == [1, 2, 3] and [p["episodes"] for p in results["curve"]] == [1000, 2000, 3000]
     assert [p["alpha"] for p in results["curve"]] == pytest.approx([0.05 * 0.2**0.5, 0.01, 0.01])
     assert results["peak_rss_mb"] > 0 and results["focus"] == {"share": 0.5, "back_share": 0.2,
-                                                             "ahead_share": 0.0}
+                                                             "ahead_share": 0.0, "forget": False}
     assert results["curve"][0]["wrong"] > 0
     assert results["opponent"] == ("self" if extra else TRAINING_OPPONENT)
 
@@ -139,3 +139,19 @@ def test_q_perfect_refuses_bad_shares_before_training(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_:
         q_perfect().parse_args(argv)
     assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_forget_zeroes_the_visits_of_the_wrong_positions_rows_only():
+    agent = trained(3000)
+    rules, codes = agent.rules, starts.start_codes(agent.rules)
+    wrong = q_starts.wrong_positions(rules, evaluation.policy_moves(agent))
+    before = agent.visits.copy()
+    q_starts.forget(agent, wrong)
+    cleared = np.flatnonzero((before != agent.visits).any(axis=1))
+    assert cleared.size > 0 and (agent.visits[cleared] == 0).all()
+    for code in codes[wrong][:20]:  # each wrong position's row, seen by the side to move
+        cells = rules.cells_of([code])[0]
+        view = cells if (cells != 0).sum() % 2 == 0 else game.SWAP[cells]
+        row, _ = agent.index.locate_one(int(view @ rules.pow3))
+        assert row in cleared
+    assert np.array_equal(np.delete(agent.visits, cleared, 0), np.delete(before, cleared, 0))
