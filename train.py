@@ -6,7 +6,8 @@
 
 Writes a new run folder ``<out>/<name>_<N>`` (N = 1, 2, ... as rl_zoo3 numbers runs: never over
 an earlier run) holding ``model.npz`` (Q-table) or ``model.zip`` (SB3), ``results.json`` and
-``learning_curve.png``; the folder appears whole when the run ends, or not at all. Every
+``learning_curve.png``; the folder appears whole when the run ends, or not at all (AlphaZero's
+holds its ``checkpoint.npz`` from its first checkpoint on: ``--resume`` continues it). Every
 argument is checked before anything is trained or created. The run itself is ``agents.run``.
 """
 
@@ -14,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from agents import EXPLORING_STARTS
 from agents.run_config import (
@@ -31,6 +34,7 @@ from agents.run_config import (
 )
 from agents.run_folder import OutputError, RunFolder, check_stem
 from gym_tictactoe import game
+from gym_tictactoe.checks import check_int, check_number
 from gym_tictactoe.cli.arguments import (
     board_arg,
     opponent_spec,
@@ -48,12 +52,20 @@ EPILOG = ("Each run writes a new folder OUT/NAME_N (N = 1, 2, ...: one more than
           "already there, as rl_zoo3 numbers its runs), whole or not at all; an earlier run is "
           "never overwritten. Exit codes: 0 done, 1 an optional dependency missing, 2 a usage "
           "error, 3 the run's files could not be written (a full disk, a folder that vanished): "
-          "one line on stderr, nothing half-written left behind.")
+          "one line on stderr, nothing half-written left behind. AlphaZero runs reserve their "
+          "folder OUT/NAME_N when they start and save their whole training state there at "
+          "each checkpoint (checkpoint.npz: network, optimizer, replay buffer, generators, "
+          "games, training seconds, learning curve; replaced atomically), so a run that is "
+          "killed or interrupted keeps its last checkpoint: a folder holding checkpoint.npz "
+          "but no results.json is unfinished, and 'train.py --resume OUT/NAME_N' continues it "
+          "exactly where that checkpoint was, ending in the same folder as if never "
+          "interrupted. Resuming a finished run, with a larger --episodes or --minutes, "
+          "continues it into a new folder OUT/NAME_N+1.")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=EPILOG)
-    parser.add_argument("--algo", choices=ALGOS, default="q", help="the agent (default: q)")
+    parser.add_argument("--algo", choices=ALGOS, default=None, help="the agent (default: q)")
     parser.add_argument("--timesteps", type=positive_int, default=None,
                         help=f"SB3 budget in agent timesteps (default: {TIMESTEPS})")
     parser.add_argument("--episodes", type=positive_int, default=None,
@@ -64,13 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
                              "'random+heuristic+minimax*2' (default: the algorithm's "
                              f"curriculum; past 16 cells {UNSOLVED_OPPONENT!r})")
     add_self_play_flags(parser)
-    parser.add_argument("--board", type=board_arg, default=game.TICTACTOE, metavar="RxCxK",
+    parser.add_argument("--board", type=board_arg, default=None, metavar="RxCxK",
                         help="rows x cols x win length, e.g. 4x4x3 or 15x15x5; boards of at "
                         "most 16 cells are evaluated exactly, bigger ones (SB3 only) by seeded "
                         "games (default: 3x3x3)")
     parser.add_argument("--seat", choices=("X", "O", "random"), default="random",
                         help="the agent's mark (default: random, drawn each episode)")
-    parser.add_argument("--seed", type=seed_arg, default=0,
+    parser.add_argument("--seed", type=seed_arg, default=None,
                         help="seed of everything, 0 <= seed < 2**32 (default: 0)")
     parser.add_argument("--n-envs", type=positive_int, default=None,
                         help="SB3 parallel envs (default: the algorithm's own)")
@@ -86,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="checkpoint period: episodes for q (default 1000), timesteps for "
                              "SB3 (default 10000; 100000 on boards over 12 cells)")
     add_output_flags(parser)
+    add_alphazero_flags(parser)
     return parser
 
 
@@ -93,7 +106,7 @@ def add_output_flags(parser: argparse.ArgumentParser) -> None:
     """The final games, the run folder and the progress bar."""
     parser.add_argument("--games", type=positive_int, default=200,
                         help="final games per opponent and seat (default: 200)")
-    parser.add_argument("--out", type=Path, default=Path("runs"), help="output root (runs)")
+    parser.add_argument("--out", type=Path, default=None, help="output root (runs)")
     parser.add_argument("--name", default=None, help="run folder name before its number _N "
                         "(default: ALGO[-BOARD]-seedSEED)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -114,6 +127,77 @@ def add_self_play_flags(parser: argparse.ArgumentParser) -> None:
                            help="a built-in opponent played in --mix-share of the episodes")
     self_play.add_argument("--mix-share", type=probability, default=None, metavar="P",
                            help=f"share of the episodes against --mix (default: {MIX_SHARE})")
+
+
+def add_alphazero_flags(parser: argparse.ArgumentParser) -> None:
+    """AlphaZero's settings, budget in minutes, checkpoints in minutes and --resume, in their
+    own group of the help (``agents.alphazero.training.AlphaZeroSettings``)."""
+    group = parser.add_argument_group(
+        "AlphaZero (--algo alphazero only)", "its settings (default: AlphaZeroSettings' own, "
+        "shown in results.json's hyperparameters); refused for the other algorithms")
+    for flag, kind, low, text in ALPHAZERO_FLAGS:
+        group.add_argument(flag, type=checked(kind, low), default=None, metavar="N" if kind is
+                           int else "X", help=text)
+    group.add_argument("--target", choices=("completed_q", "visits"), default=None,
+                       help="the policy target: Gumbel MuZero's completed values or "
+                            "AlphaZero's visit counts (default: completed_q)")
+    group.add_argument("--minutes", type=checked(float, 0.0), default=None, help="training "
+                       "time budget in minutes, checkpoints not counted (with --episodes: "
+                       "whichever comes first; alone: no limit on games)")
+    group.add_argument("--eval-minutes", type=checked(float, 0.0), default=None, metavar="M",
+                       help="checkpoint every M minutes of training time (instead of every "
+                            "--eval-every games, unless that is given too)")
+    group.add_argument("--resume", type=Path, default=None, metavar="RUN",
+                       help="continue the run in folder RUN from its checkpoint.npz (see "
+                            "below); its settings apply, --episodes and --minutes are the "
+                            "total budget")
+
+
+# flag, type, lowest value (excluded), help; the settings check their upper bounds.
+ALPHAZERO_FLAGS = (
+    ("--simulations", int, 0, "search simulations per self-play move (default: 32)"),
+    ("--c-puct", float, 0.0, "PUCT exploration constant (default: 1.5)"),
+    ("--dirichlet-alpha", float, 0.0, "Dirichlet noise alpha at the root (default: 1.0; "
+     "AlphaZero used about 10 / average legal moves)"),
+    ("--noise-fraction", float, None, "share of the noise in the root's priors, in [0, 1] "
+     "(default: 0.25)"),
+    ("--temperature", float, None, "move temperature of the opening moves, >= 0 (0: the most "
+     "visited move; default: 1.0)"),
+    ("--temperature-moves", int, None, "moves of each game played at --temperature, then the "
+     "most visited (default: 4)"),
+    ("--games-per-round", int, 0, "self-play games per round (default: 64)"),
+    ("--steps-per-round", int, 0, "gradient steps after each round (default: 16)"),
+    ("--batch-size", int, 0, "samples per gradient step (default: 128)"),
+    ("--buffer-size", int, 0, "replay buffer samples (default: 20000)"),
+    ("--learning-rate", float, 0.0, "AdamW learning rate (default: 0.002)"),
+    ("--weight-decay", float, None, "AdamW weight decay, >= 0 (default: 0.0001)"),
+    ("--channels", int, 0, "network width (default: 32)"),
+    ("--blocks", int, None, "residual blocks, >= 0 (default: 2)"),
+)
+ALPHAZERO_FLAGS_NAMES = tuple(flag for flag, *_ in ALPHAZERO_FLAGS)
+ALPHAZERO_ONLY = (*(flag for flag, *_ in ALPHAZERO_FLAGS), "--target", "--minutes",
+                  "--eval-minutes", "--resume")
+
+
+def checked(kind: type, low: float | None) -> Callable[[str], Any]:
+    """An argparse type: an integer or a number above ``low`` (at least 0 when None), checked
+    by ``gym_tictactoe.checks`` (its one wording); its upper bound is the setting's own."""
+    check = check_int if kind is int else check_number
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = text  # the checker says what was expected and quotes what was given
+        try:
+            if kind is int:
+                return check(value, "value", 0 if low is None else low + 1)
+            return check(value, "value", 0.0 if low is None else low, low_open=low is not None)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    parse.__name__ = kind.__name__
+    return parse
 
 
 def training_opponent(text: str) -> str:
@@ -145,6 +229,63 @@ def check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
         parser.error(f"--mix-share must be strictly between 0 and 1; got {args.mix_share}")
 
 
+def check_alphazero_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """AlphaZero's flags with another algorithm are a usage error."""
+    if args.algo != "alphazero":
+        given = [flag for flag in ALPHAZERO_ONLY if getattr(args, _dest(flag)) is not None]
+        if given:
+            parser.error(f"{given[0]} applies to --algo alphazero only")
+
+
+def _dest(flag: str) -> str:
+    return flag[2:].replace("-", "_")
+
+
+def resume_from(args: argparse.Namespace) -> None:
+    """Fill ``args`` from the run ``args.resume`` continues: a ValueError of one line when it is
+    no such run, or a flag given contradicts it (--board, --seed or a setting that differs;
+    --out, --name, --start and --start-probability, which it keeps)."""
+    from agents.alphazero.run import flat_settings
+    from agents.alphazero.state import STATE_FILE, load_state
+
+    run = args.resume
+    if not (run / STATE_FILE).is_file():
+        raise ValueError(f"--resume {run}: no {STATE_FILE} there, so not the run folder of a "
+                         "train.py --algo alphazero run (it saves one at each checkpoint)")
+    saved = load_state(run / STATE_FILE)
+    flat, kept = flat_settings(saved.trainer.settings), saved.run
+    args.algo = "alphazero"  # another --algo was refused: AlphaZero's flags are its own
+    fixed = {"--board": saved.trainer.rules, "--seed": kept["seed"],
+             **{flag: flat[_dest(flag)] for flag in (*ALPHAZERO_FLAGS_NAMES, "--target")}}
+    for flag, value in fixed.items():
+        given = getattr(args, _dest(flag))
+        if given is not None and given != value:
+            shown = value.name if isinstance(value, game.Rules) else value
+            raise ValueError(f"{flag} conflicts with the run in {run}, whose {flag[2:]} is "
+                             f"{shown}: leave it out (a resumed run keeps its settings)")
+        setattr(args, _dest(flag), value if flag in ("--board", "--seed") else None)
+    for flag in ("--out", "--name", "--start", "--start-probability"):
+        if getattr(args, _dest(flag)) is not None:
+            raise ValueError(f"{flag} does not apply with --resume: the run keeps its own")
+    for name in ("episodes", "minutes", "eval_every", "eval_minutes"):
+        if getattr(args, name) is None:
+            setattr(args, name, kept[name])
+    args.out, args.name = run.parent, run.name.rpartition("_")[0]
+    _check_finished(args, run, saved)
+
+
+def _check_finished(args: argparse.Namespace, run: Path, saved: Any) -> None:
+    """A finished run continues into a new folder, and only with a larger budget."""
+    if not (run / "results.json").exists():
+        return
+    games, seconds = saved.trainer.games, saved.trainer.seconds
+    if (args.episodes is None or games >= args.episodes) and (
+            args.minutes is None or seconds >= 60 * args.minutes):
+        raise ValueError(f"--resume {run}: that run is finished ({games:,} games, "
+                         f"{seconds / 60:.1f} minutes of training): give a larger --episodes "
+                         "or --minutes to continue it (into a new run folder)")
+
+
 def self_play_of(args: argparse.Namespace) -> SelfPlay | None:
     """The self-play settings, defaults filled in (None without --opponent self)."""
     if args.opponent != "self":
@@ -156,9 +297,14 @@ def self_play_of(args: argparse.Namespace) -> SelfPlay | None:
 
 def config_of(args: argparse.Namespace) -> RunConfig:
     """The frozen run configuration the checked flags describe."""
+    settings = {_dest(flag): getattr(args, _dest(flag)) for flag in
+                (*ALPHAZERO_FLAGS_NAMES, "--target") if getattr(args, _dest(flag)) is not None}
+    unlimited = args.algo == "alphazero" and args.minutes is not None
     return RunConfig(
         algo=args.algo, board=args.board, seed=args.seed, seat=args.seat,
-        opponent=args.opponent, episodes=args.episodes or EPISODES,
+        opponent=args.opponent,
+        episodes=args.episodes or (None if unlimited else EPISODES), alphazero=settings,
+        minutes=args.minutes, eval_minutes=args.eval_minutes, resume=args.resume,
         timesteps=args.timesteps or TIMESTEPS, n_envs=args.n_envs, canonical=args.canonical,
         start=args.start, start_probability=args.start_probability,
         eval_every=args.eval_every, games=args.games, out=args.out, name=args.name,
@@ -171,9 +317,25 @@ def parse_args(argv: list[str] | None = None) -> RunConfig:
     (exit 2), never a traceback later."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.algo is not None:  # --algo q --resume RUN: the flag's own error, not the run's
+        check_alphazero_flags(parser, args)
+    if args.resume is not None:
+        try:
+            resume_from(args)
+        except ValueError as error:
+            parser.error(str(error))
+    defaults = {"algo": "q", "board": game.TICTACTOE, "seed": 0, "out": Path("runs")}
+    for name, value in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
     check_flags(parser, args)
+    check_alphazero_flags(parser, args)
     config = config_of(args)
     try:
+        if config.kind == "alphazero":
+            from agents.alphazero.run import settings_of
+
+            settings_of(config)  # each setting's own bounds, checked before anything runs
         if config.kind == "q":
             config.board.check_solvable("tabular Q-learning (a table of every position)")
         mix = config.self_play.mix if config.self_play else None
@@ -206,7 +368,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_extras(config)
         pool = snapshot_pool(config)
-        folder = RunFolder.create(config.out, config.name)
+        if config.resume is not None and not (config.resume / "results.json").exists():
+            folder = RunFolder.reopen(config.resume)  # the unfinished run ends in its folder
+        else:
+            folder = RunFolder.create(config.out, config.name)
     except (MissingExtra, OSError, OutputError, ValueError) as error:
         # ValueError, FileNotFoundError: a --snapshot file; OSError: an --out where no folder
         # can be made; OutputError: a full disk there.
