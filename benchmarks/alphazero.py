@@ -3,6 +3,7 @@
     python benchmarks/alphazero.py                       # 3x3, seeds 0-4, into runs/benchmarks/
     python benchmarks/alphazero.py --out benchmarks/results/alphazero_3x3.json   # committed
     python benchmarks/alphazero.py --speed 3x3x3 4x4x4 6x6x4   # self-play speed, one process
+    python benchmarks/alphazero.py --board 4x4x3 --minutes 90 --eval-minutes 15 --resume
 
 Each seed is one ``train.py --algo alphazero --seed S`` run (self-play, exact evaluation of the
 raw network every 256 games, stopped at the first perfect one or at ``--episodes`` games), in a
@@ -11,6 +12,14 @@ perfect play, its training time (checkpoints included), the final raw network's 
 and its learning curve; with ``--search N`` also the exact figures of the saved network playing
 through a search of N simulations. Games reproduce exactly on one machine and torch version;
 seconds depend on the machine and its load.
+
+With ``--minutes M`` each seed is instead one long run, ``train.py --algo alphazero --minutes M
+--eval-minutes E`` (the raw network evaluated exactly every E minutes of training time), kept in
+``--runs`` (default ``runs/benchmarks/alphazero-BOARD``, not a temporary folder): the results
+JSON is rewritten after every checkpoint (its learning curve so far, read from the run's
+``checkpoint.npz``), so a killed run loses nothing measured; with ``--resume`` a seed whose run
+is already there continues it (``train.py --resume``) instead of starting again, and one that
+has trained its M minutes is only collected.
 """
 
 from __future__ import annotations
@@ -42,9 +51,23 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="also evaluate the saved network with a search of N simulations")
     parser.add_argument("--speed", nargs="+", default=None, metavar="RxCxK",
                         help="instead: self-play speed of an untrained network on these boards")
-    parser.add_argument("--out", type=Path, default=RUNS / "alphazero.json",
-                        help="results JSON (default: %(default)s)")
-    return parser.parse_args(argv)
+    parser.add_argument("--out", type=Path, default=None,
+                        help="results JSON (default: runs/benchmarks/alphazero.json, with "
+                             "--minutes alphazero_BOARD.json)")
+    long_runs = parser.add_argument_group("long runs (--minutes)")
+    long_runs.add_argument("--minutes", type=float, default=None,
+                           help="one train.py run per seed of this many minutes of training")
+    long_runs.add_argument("--eval-minutes", type=float, default=15.0,
+                           help="exact checkpoint period in training minutes (default: 15)")
+    long_runs.add_argument("--runs", type=Path, default=None, help="where the runs are kept "
+                           "(default: runs/benchmarks/alphazero-BOARD)")
+    long_runs.add_argument("--resume", action="store_true",
+                           help="continue each seed's run found in --runs")
+    args = parser.parse_args(argv)
+    if args.out is None:
+        args.out = RUNS / ("alphazero.json" if args.minutes is None
+                           else f"alphazero_{args.board}.json")
+    return args
 
 
 def run_seed(args: argparse.Namespace, seed: int, folder: Path) -> dict[str, Any]:
@@ -126,6 +149,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(row)
         write(args.out, {"command": " ".join(["python", *sys.argv]), "speed": rows})
         return 0
+    if args.minutes is not None:
+        from alphazero_long import long_runs
+
+        return long_runs(args, write)
     progress, runs, load = Progress(len(args.seeds)), [], os.getloadavg()[0]
     for seed in args.seeds:
         with tempfile.TemporaryDirectory(prefix="alphazero_") as temp:
@@ -144,13 +171,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def write(path: Path, data: dict[str, Any]) -> None:
+def write(path: Path, data: dict[str, Any], quiet: bool = False) -> None:
     from gym_tictactoe.files import atomic_path
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as temp_path:
         temp_path.write_text(json.dumps(data, indent=2))
-    print(f"results written to {path}")
+    if not quiet:
+        print(f"results written to {path}")
 
 
 if __name__ == "__main__":

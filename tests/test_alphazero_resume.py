@@ -229,3 +229,34 @@ def test_schedule_needs_a_budget_and_keeps_its_multiples():
     schedule = Schedule(100, 32, None, 0.5)
     assert schedule.due((30, 0.0), (34, 1.0)) and not schedule.due((34, 1.0), (38, 29.0))
     assert schedule.due((38, 29.0), (42, 31.0)) and schedule.due((96, 40.0), (100, 41.0))
+
+
+def test_the_long_run_benchmark_starts_resumes_or_only_collects(tmp_path):
+    import argparse
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"
+    sys.path.insert(0, str(benchmarks))
+    try:
+        spec = importlib.util.spec_from_file_location("alphazero_long_under_test",
+                                                      benchmarks / "alphazero_long.py")
+        long = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(long)
+    finally:
+        sys.path.remove(str(benchmarks))
+    args = argparse.Namespace(board="3x3x3", minutes=1.0, eval_minutes=0.5, resume=True)
+    fresh = long.command_for(args, 0, tmp_path)
+    assert fresh[:2] == ["train.py", "--algo"] and "--minutes" in fresh
+    folder = tmp_path / "az-3x3x3-seed0_1"
+    folder.mkdir()
+    trainer = Trainer(game.TICTACTOE, SMALL)
+    trainer.seconds = 30.0
+    save_state(folder / STATE_FILE, trainer, {"seed": 0}, 31.0, [])
+    assert long.command_for(args, 0, tmp_path)[:3] == ["train.py", "--resume", str(folder)]
+    (folder / "results.json").write_text("{}")
+    assert long.command_for(args, 0, tmp_path)[:2] == ["train.py", "--resume"]  # 0.5 of 1 min
+    trainer.seconds = 60.0
+    save_state(folder / STATE_FILE, trainer, {"seed": 0}, 61.0, [])
+    assert long.command_for(args, 0, tmp_path) is None  # trained its minutes: collected only

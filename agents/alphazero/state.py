@@ -124,6 +124,20 @@ def load_state(path: str | os.PathLike) -> Saved:
     return Saved(trainer, header["run"], header["seconds"], header["curve"])
 
 
+def read_progress(path: str | os.PathLike) -> dict[str, Any]:
+    """The header of the state at ``path`` (its games, seconds, learning curve...), checked as
+    :func:`load_state` checks it, without reading the arrays: what a watcher of a long run
+    reads at each checkpoint."""
+    path = Path(path)
+    bad = partial(_bad, path)
+    with open_zip(path, bad, "AlphaZero training state") as archive:
+        if set(archive.namelist()) != MEMBERS:
+            raise bad(f"it holds {sorted(archive.namelist())[:7]}, not {sorted(MEMBERS)}")
+        header = read_header(read_entry(archive, HEADER, _HEADER_ENTRY, bad), bad, FORMAT)
+    _settings(header, check_header(header, bad)[1], bad)
+    return header
+
+
 def _settings(header: dict[str, Any], network: NetworkSettings, bad: Any) -> AlphaZeroSettings:
     """The header's AlphaZero settings and the rest of its fields, checked."""
     try:
