@@ -8,6 +8,7 @@ bounds by the settings themselves when ``train.py`` builds them.
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -112,10 +113,7 @@ def resume_from(args: argparse.Namespace) -> None:
     from agents.alphazero.run import flat_settings
     from agents.alphazero.state import STATE_FILE, load_state
 
-    run = args.resume
-    if not (run / STATE_FILE).is_file():
-        raise ValueError(f"--resume {run}: no {STATE_FILE} there, so not the run folder of a "
-                         "train.py --algo alphazero run (it saves one at each checkpoint)")
+    run = args.resume = _run_folder(args.resume, STATE_FILE)
     saved = load_state(run / STATE_FILE)
     flat, kept = flat_settings(saved.trainer.settings), saved.run
     args.algo = "alphazero"  # another --algo was refused: AlphaZero's flags are its own
@@ -134,8 +132,21 @@ def resume_from(args: argparse.Namespace) -> None:
     for name in ("episodes", "minutes", "eval_every", "eval_minutes"):
         if getattr(args, name) is None:
             setattr(args, name, kept[name])
-    args.out, args.name = run.parent, run.name.rpartition("_")[0]
+    args.out, args.name = run.resolve().parent, run.resolve().name.rpartition("_")[0]
     _check_finished(args, run, saved)
+
+
+def _run_folder(run: Path, state_file: str) -> Path:
+    """The run folder ``run`` names (its state file's path names it too), else a ValueError."""
+    if run.name == state_file and run.is_file():
+        run = run.parent
+    if not (run / state_file).is_file():
+        raise ValueError(f"--resume {run}: no {state_file} there, so not the run folder of a "
+                         "train.py --algo alphazero run (it saves one at each checkpoint)")
+    if not re.fullmatch(r".+_[0-9]+", run.resolve().name):
+        raise ValueError(f"--resume {run}: a run folder is named NAME_N (N = 1, 2...), as "
+                         "train.py made it")
+    return run
 
 
 def _check_finished(args: argparse.Namespace, run: Path, saved: Any) -> None:

@@ -124,6 +124,16 @@ def test_resume_refuses_flags_that_contradict_the_run(saved_run, capsys, flags, 
     assert re.search(message, line)
 
 
+def test_resume_accepts_the_state_file_for_its_folder_and_no_other_name(saved_run, tmp_path,
+                                                                        capsys):
+    config = train.parse_args(["--resume", str(saved_run / STATE_FILE), "--episodes", "8"])
+    assert config.resume == saved_run and config.name == "alphazero-seed0"
+    renamed = tmp_path / "renamed"
+    renamed.mkdir()
+    (renamed / STATE_FILE).write_bytes((saved_run / STATE_FILE).read_bytes())
+    assert "a run folder is named NAME_N" in usage_error(capsys, ["--resume", str(renamed)])
+
+
 def test_resume_accepts_the_same_settings_again(saved_run):
     config = train.parse_args(["--resume", str(saved_run), "--episodes", "8", "--seed", "0",
                                "--board", "3x3", "--simulations", "4"])
