@@ -122,9 +122,9 @@ def resume_from(args: argparse.Namespace) -> None:
     for flag, value in fixed.items():
         given = getattr(args, _dest(flag))
         if given is not None and given != value:
-            shown = value.name if isinstance(value, game.Rules) else value
-            raise ValueError(f"{flag} conflicts with the run in {run}, whose {flag[2:]} is "
-                             f"{shown}: leave it out (a resumed run keeps its settings)")
+            raise ValueError(f"{flag} {_shown(given)} conflicts with the run in {run}, whose "
+                             f"{flag[2:]} is {_shown(value)}: leave it out (a resumed run "
+                             "keeps its settings)")
         setattr(args, _dest(flag), value if flag in ("--board", "--seed") else None)
     for flag in ("--out", "--name", "--start", "--start-probability"):
         if getattr(args, _dest(flag)) is not None:
@@ -134,6 +134,10 @@ def resume_from(args: argparse.Namespace) -> None:
             setattr(args, name, kept[name])
     args.out, args.name = run.resolve().parent, run.resolve().name.rpartition("_")[0]
     _check_finished(args, run, saved)
+
+
+def _shown(value: Any) -> str:
+    return value.name if isinstance(value, game.Rules) else str(value)
 
 
 def _run_folder(run: Path, state_file: str) -> Path:

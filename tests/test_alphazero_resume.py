@@ -111,10 +111,10 @@ def saved_run(tmp_path_factory):
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--board", "4x4x3"], "--board conflicts with the run in .*, whose board is 3x3x3"),
-    (["--seed", "2"], "--seed conflicts with the run in .*, whose seed is 0"),
+    (["--board", "4x4x3"], "--board 4x4x3 conflicts with the run in .*, whose board is 3x3x3"),
+    (["--seed", "2"], "--seed 2 conflicts with the run in .*, whose seed is 0"),
     (["--algo", "q"], "--resume applies to --algo alphazero only"),
-    (["--simulations", "8"], "--simulations conflicts with the run in .*, whose simulations"),
+    (["--simulations", "8"], "--simulations 8 conflicts with the run in .*, whose simulations"),
     (["--name", "x"], "--name does not apply with --resume"),
 ])
 def test_resume_refuses_flags_that_contradict_the_run(saved_run, capsys, flags, message):
