@@ -43,7 +43,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
+    parser.add_argument("--seeds", nargs="+", type=int, default=None,
+                        help="default: 0-4, with --minutes 0 alone")
     parser.add_argument("--board", default="3x3x3", help="RxCxK (default: %(default)s)")
     parser.add_argument("--episodes", type=int, default=30_000,
                         help="self-play games per run at most (default: %(default)s)")
@@ -64,6 +65,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     long_runs.add_argument("--resume", action="store_true",
                            help="continue each seed's run found in --runs")
     args = parser.parse_args(argv)
+    if args.seeds is None:
+        args.seeds = [0, 1, 2, 3, 4] if args.minutes is None else [0]
     if args.out is None:
         args.out = RUNS / ("alphazero.json" if args.minutes is None
                            else f"alphazero_{args.board}.json")
