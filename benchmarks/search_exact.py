@@ -7,6 +7,12 @@ asking all of their millions of positions would not be::
 
     python benchmarks/search_exact.py        # mcts and alphabeta on 3x3 and 4x4x3
     python benchmarks/search_exact.py --boards 3x3x3 --players mcts:max_simulations=1000,seed=0
+    python benchmarks/search_exact.py --boards 4x4x4 --players model.npz:simulations=50
+
+A player is an opponent spec or a model file (``PATH:simulations=N``: an AlphaZero network
+playing through a search of N simulations, deterministic, asked a layer's positions at a time).
+Every position is asked once: the walk marks positions, so one reached by several move orders
+(a transposition) is asked once, and its answer is read back by the backward pass.
 
 Writes ``runs/benchmarks/search_exact.json`` unless ``--out`` says otherwise: per board and
 player, each seat's result against a best response, what perfect play gets, how many positions
@@ -25,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from gym_tictactoe import game
+from gym_tictactoe.cli import models as cli_models
 from gym_tictactoe.cli.arguments import board_arg
 from gym_tictactoe.evaluation import best_response, perfect_results
 from gym_tictactoe.files import atomic_path
@@ -53,15 +60,42 @@ class PlayerPolicy:
         return int(self.player.act(board.astype(np.int8), mark, rng))
 
 
+class ModelPolicy:
+    """A saved model (``PATH`` or ``PATH:simulations=N``) on its board, counting the positions
+    it is asked (a batch at a time: an AlphaZero search grows their trees side by side)."""
+
+    def __init__(self, spec: str, rules: game.Rules) -> None:
+        self.policy = cli_models.model_player(spec, rules, "measure").policy
+        self.rules, self.asked = rules, 0
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        self.asked += len(observations)
+        return self.policy.act_batch(observations, masks)
+
+    def __call__(self, observation: np.ndarray, mask: np.ndarray) -> int:
+        return int(self.act_batch(observation[None], mask[None])[0])
+
+
 def measure(spec: str, rules: game.Rules) -> dict:
-    policy = PlayerPolicy(spec, rules)
+    model = cli_models.is_model_path(spec)
+    policy = ModelPolicy(spec, rules) if model else PlayerPolicy(spec, rules)
     start = time.process_time()
     found = best_response(policy, reached_only=True, rows=rules.rows, cols=rules.cols,
                           win_length=rules.win_length)
-    return {"board": rules.name, "player": spec, "asked": policy.asked,
+    return {"board": rules.name, "player": player_name(spec), "asked": policy.asked,
             "cpu_seconds": round(time.process_time() - start, 1),
             "best_response": {seat: found[seat].result for seat in ("X", "O")},
             "perfect_play_gets": perfect_results(rules)}
+
+
+def player_name(spec: str) -> str:
+    """A player's spec; a model's by its file's name (where it lay on one machine says nothing
+    elsewhere)."""
+    if not cli_models.is_model_path(spec):
+        return spec
+    found = cli_models.model_spec(spec)
+    name = Path(found.path).name
+    return name if found.simulations is None else f"{name}:simulations={found.simulations}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,17 +104,30 @@ def main(argv: list[str] | None = None) -> int:
                         default=[game.rules(3, 3, 3), game.rules(4, 4, 3)])
     parser.add_argument("--players", nargs="+", default=list(PLAYERS))
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--append", action="store_true",
+                        help="keep --out's runs (replacing those of the same board and player)"
+                        " and add these, each with its command")
     args = parser.parse_args(argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    if any(cli_models.is_model_path(spec) for spec in args.players):
+        import torch
+
+        torch.set_num_threads(1)  # several times faster for these small networks
+    command = "python benchmarks/search_exact.py " + " ".join(argv or sys.argv[1:])
+    found = json.loads(args.out.read_text()) if args.append and args.out.exists() else None
     rows = []
     for rules in args.boards:
         for spec in args.players:
             print(f"{rules.name} {spec}: searching...", file=sys.stderr, flush=True)
-            rows.append(measure(spec, rules))
+            rows.append(measure(spec, rules) | ({"command": command} if found else {}))
             print(f"  {rows[-1]}", file=sys.stderr, flush=True)
+    if found:  # the runs measured before, those measured again replaced in place, then these
+        fresh = {(row["board"], row["player"]): row for row in rows}
+        kept = [fresh.pop((row["board"], row["player"]), row) for row in found["runs"]]
+        rows = kept + list(fresh.values())
     with atomic_path(args.out) as temp:
-        temp.write_text(json.dumps({"command": "python benchmarks/search_exact.py "
-                                    + " ".join(argv or sys.argv[1:]), "runs": rows}, indent=1))
+        temp.write_text(json.dumps({"command": found["command"] if found else command,
+                                    "runs": rows}, indent=1))
     print(f"wrote {args.out}")
     return 0
 
