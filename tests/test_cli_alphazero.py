@@ -173,3 +173,31 @@ def test_model_specs(spec, path, simulations):
     assert cli_models.is_model_path(spec)
     assert cli_models.model_spec(spec) == cli_models.ModelSpec(path, simulations)
     assert not cli_models.is_model_path("mcts:max_simulations=5")
+
+
+def test_search_exact_measures_a_model_with_search_and_appends(model, tmp_path):
+    import importlib.util
+    import json
+    import sys
+    from pathlib import Path
+
+    benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"
+    sys.path.insert(0, str(benchmarks))
+    try:
+        spec = importlib.util.spec_from_file_location("search_exact_under_test",
+                                                      benchmarks / "search_exact.py")
+        search_exact = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(search_exact)
+    finally:
+        sys.path.remove(str(benchmarks))
+    out = tmp_path / "search_exact.json"
+    assert search_exact.main(["--boards", "3x3x3", "--players", "alphabeta",
+                              "--out", str(out)]) == 0
+    assert search_exact.main(["--boards", "3x3x3", "--players", f"{model}:simulations=6",
+                              "--out", str(out), "--append"]) == 0
+    runs = json.loads(out.read_text())["runs"]
+    assert [run["player"] for run in runs] == ["alphabeta", "az.npz:simulations=6"]
+    searching, _ = load_policy(model, max_simulations=6)
+    full = evaluation.evaluate(searching)
+    assert runs[1]["best_response"] == {s: r.result for s, r in full.best_response.items()}
+    assert 0 < runs[1]["asked"] < 4520 and "command" in runs[1] and "command" not in runs[0]
