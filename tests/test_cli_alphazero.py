@@ -201,3 +201,39 @@ def test_search_exact_measures_a_model_with_search_and_appends(model, tmp_path):
     full = evaluation.evaluate(searching)
     assert runs[1]["best_response"] == {s: r.result for s, r in full.best_response.items()}
     assert 0 < runs[1]["asked"] < 4520 and "command" in runs[1] and "command" not in runs[0]
+
+
+def test_search_exact_keeps_a_player_s_moves_to_resume(tmp_path):
+    import importlib.util
+    import json
+    import sys
+    from pathlib import Path
+
+    benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"
+    sys.path.insert(0, str(benchmarks))
+    try:
+        spec = importlib.util.spec_from_file_location("search_exact_cache_test",
+                                                      benchmarks / "search_exact.py")
+        search_exact = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(search_exact)
+    finally:
+        sys.path.remove(str(benchmarks))
+    player, cache = "mcts:max_simulations=50,seed=0", tmp_path / "moves"
+    runs = []
+    for _ in range(2):
+        out = tmp_path / f"run{len(runs)}.json"
+        assert search_exact.main(["--boards", "3x3x3", "--players", player, "--out", str(out),
+                                  "--cache", str(cache)]) == 0
+        runs.append(json.loads(out.read_text())["runs"][0])
+    (kept,) = cache.iterdir()
+    with np.load(kept) as data:
+        assert len(data["moves"]) == runs[0]["asked"]  # every position asked, kept once
+    assert runs[1]["best_response"] == runs[0]["best_response"]
+    assert runs[1]["asked"] == runs[0]["asked"] and runs[1]["cpu_seconds"] >= runs[0]["cpu_seconds"]
+    policy = search_exact.PlayerPolicy(player, game.TICTACTOE,
+                                       search_exact.MoveCache(kept, f"{player} on 3x3x3", 9))
+    policy.player = None  # a kept position is answered without the player
+    board = np.zeros(9, np.int8)
+    assert 0 <= policy(board, board == 0) < 9
+    with pytest.raises(SystemExit, match="holds the moves of"):
+        search_exact.MoveCache(kept, "alphabeta on 3x3x3", 9)
