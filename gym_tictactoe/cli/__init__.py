@@ -153,8 +153,7 @@ def _print_ratings(players: Sequence[str], rows: list[tuple[str, str, dict]]) ->
     print("\n".join(table))
 
 
-def arena(players: Sequence[str], games: int, seed: int | None,
-          rules: game.Rules = game.TICTACTOE,
+def arena(players: Sequence[str], games: int, seed: int | None, rules: game.Rules,
           models: dict[str, Opponent] | None = None) -> list[tuple[str, str, dict]]:
     """(X spec, O spec, {"X": wins, "O": wins, "draw": n}) for every ordered pair of players.
     ``models``: the players already loaded from model files, by path (loaded once)."""

@@ -136,7 +136,7 @@ class Match:
         """One game, ``human`` moving for the person; the final position (tallied)."""
         other = game.X + game.O - self.human
         final = play_game({self.human: human, other: self.opponent}, self.rng, on_move,
-                          self.rules)
+                          rules=self.rules)
         won = self.rules.winner(final)
         self.score["draws" if won == game.NO_WINNER else self.names[won]] += 1
         return final
@@ -194,7 +194,7 @@ def _ask_again() -> str:
 class HumanPlayer:
     """The person at the terminal, as an opponent: asks ``input()`` until a legal cell or q."""
 
-    def __init__(self, rules: game.Rules = game.TICTACTOE) -> None:
+    def __init__(self, rules: game.Rules) -> None:
         self.rules = rules
 
     def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
@@ -211,7 +211,7 @@ class HumanPlayer:
                 print(f"  {reason}")
 
 
-def parse_cell(text: str, board: Any, rules: game.Rules = game.TICTACTOE) -> int:
+def parse_cell(text: str, board: Any, rules: game.Rules) -> int:
     """The cell typed (a number, 'row col' or 'h8', ``notation``) if it is free on ``board``
     (a position code or its cells), or ValueError saying why it can't be played."""
     cell = notation.parse_cell(text, rules.shape)
@@ -225,8 +225,8 @@ def parse_cell(text: str, board: Any, rules: game.Rules = game.TICTACTOE) -> int
     return cell
 
 
-def board_text(code: game.Position, rules: game.Rules = game.TICTACTOE,
-               last: int | None = None, colour: bool = False) -> str:
+def board_text(code: game.Position, rules: game.Rules, last: int | None = None,
+               colour: bool = False) -> str:
     """The board a person reads: the env's ansi render (``last``: the last move's cell)."""
     return rendering.ansi(rules.decode(code), rules.shape, last=last,
                           win_length=rules.win_length, colour=colour).rstrip("\n")

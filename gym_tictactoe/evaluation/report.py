@@ -84,8 +84,7 @@ def unfinished_positions(rules: game.Rules) -> int:
     return sum(int((~layer.terminal).sum()) for layer in rules.positions)
 
 
-def evaluating_message(games: int, rules: game.Rules = game.TICTACTOE,
-                       reached_only: bool = False) -> str:
+def evaluating_message(games: int, rules: game.Rules, reached_only: bool = False) -> str:
     """What ``summarize`` is about to do, for a person waiting on it (deep agents take a while)."""
     if reached_only and rules.solvable:
         return (f"evaluating exactly: {games} games per seat against each of "
