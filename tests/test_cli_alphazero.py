@@ -237,3 +237,12 @@ def test_search_exact_keeps_a_player_s_moves_to_resume(tmp_path):
     assert 0 <= policy(board, board == 0) < 9
     with pytest.raises(SystemExit, match="holds the moves of"):
         search_exact.MoveCache(kept, "alphabeta on 3x3x3", 9)
+
+
+def test_evaluate_tells_a_model_by_its_contents_not_its_name(model, capsys, monkeypatch):
+    import shutil
+
+    plain = shutil.copy(model, model.parent / "az-model")  # no .npz: evaluate loads it all the same
+    code, out, _ = run(["evaluate", str(plain), "--simulations", "4", "--games", "1"], capsys,
+                       monkeypatch)
+    assert code == 0 and "alphazero model, search of 4 simulations a move" in out

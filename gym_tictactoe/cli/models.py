@@ -55,10 +55,14 @@ def is_model_path(spec: str) -> bool:
     return _MODEL_SPEC.fullmatch(spec.strip()) is not None
 
 
-def model_spec(spec: str, simulations: int | None = None) -> ModelSpec:
+def model_spec(spec: str, simulations: int | None = None, any_name: bool = False) -> ModelSpec:
     """The model player ``spec`` names; ``simulations``: the search's unless the spec gives
-    its own. ValueError for an option other than simulations=N, 1 <= N <= MAX_SIMULATIONS."""
+    its own. ValueError for an option other than simulations=N, 1 <= N <= MAX_SIMULATIONS.
+    ``any_name``: a spec without a model's suffix is a path all the same (``evaluate`` tells
+    a model by its contents; a player spec needs the suffix to be told from a built-in)."""
     found = _MODEL_SPEC.fullmatch(spec.strip())
+    if found is None and any_name:
+        return ModelSpec(spec, simulations)
     if found is None:
         raise ValueError(f"{spec!r} is not a model file: expected a path ending .npz or .zip, "
                          "optionally followed by :simulations=N")
@@ -180,7 +184,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
 def _load_models(paths: list[str], simulations: int | None) -> list[tuple[Any, str]] | int:
     """The models (policy, kind), or the exit code after saying why one can't be loaded."""
     try:
-        return [load(model_spec(path, simulations)) for path in paths]
+        return [load(model_spec(path, simulations, any_name=True)) for path in paths]
     except MissingExtra as error:
         print(f"gym-tictactoe evaluate: error: {error}", file=sys.stderr)
         return EXIT_MISSING_EXTRA
