@@ -59,27 +59,37 @@ def train(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trai
     --opponent for it, so ``pool`` is None). With ``config.resume``, from that run's state."""
     from agents.sb3 import torch_threads
 
-    before = 0.0
-    if config.resume is not None:
-        saved = load_state(config.resume / STATE_FILE)
-        trainer, before = saved.trainer, saved.seconds
-        checkpoint.resume(saved.curve, saved.seconds)
-    else:
-        trainer = Trainer(config.board, settings_of(config), seed=config.seed)
+    trainer, before = _trainer(config, checkpoint)
+    player = trainer.player = _player(config, trainer.settings)
     bar = _bar(config, trainer.games)
-    with torch_threads(1):
-        trainer.train(config.episodes, config.eval_every, _saving(trainer, checkpoint, config),
-                      None if bar is None else bar.update, minutes=config.minutes,
-                      eval_minutes=config.eval_minutes)
+    try:
+        with torch_threads(1):
+            trainer.train(config.episodes, config.eval_every,
+                          _saving(trainer, checkpoint, config),
+                          None if bar is None else bar.update, minutes=config.minutes,
+                          eval_minutes=config.eval_minutes)
+    finally:
+        if player is not None:
+            player.close()
     if bar is not None:
         bar.close()
     settings = {"episodes": config.episodes, "minutes": config.minutes,
                 "eval_minutes": config.eval_minutes, "games_played": trainer.games,
-                "train_seconds": round(trainer.seconds, 3),
+                "train_seconds": round(trainer.seconds, 3), "workers": config.workers,
                 "resumed_from": None if config.resume is None else str(config.resume),
                 "hyperparameters": trainer.settings.as_dict()}
     save = partial(_save, trainer)
     return Trained(trainer.policy, save, "model.npz", "self", settings, seconds_before=before)
+
+
+def _trainer(config: RunConfig, checkpoint: Checkpointer) -> tuple[Trainer, float]:
+    """A new trainer, or with ``config.resume`` the saved one (its curve and clock handed to
+    ``checkpoint``); the wall seconds of the run's earlier sittings."""
+    if config.resume is None:
+        return Trainer(config.board, settings_of(config), seed=config.seed), 0.0
+    saved = load_state(config.resume / STATE_FILE)
+    checkpoint.resume(saved.curve, saved.seconds)
+    return saved.trainer, saved.seconds
 
 
 def _saving(trainer: Trainer, checkpoint: Checkpointer, config: RunConfig) -> Checkpoint:
@@ -95,6 +105,17 @@ def _saving(trainer: Trainer, checkpoint: Checkpointer, config: RunConfig) -> Ch
         return stop
 
     return on_eval
+
+
+def _player(config: RunConfig, settings: AlphaZeroSettings) -> Any:
+    """Ray actors playing the self-play games (``--workers``), or None: this process. (Their
+    generators are not in the saved state: a resumed run with workers plays other games.)"""
+    if config.workers is None:
+        return None
+    from agents.alphazero.workers import RayPlayer
+
+    return RayPlayer(config.board, settings.play, settings.network, config.seed,
+                     config.workers, config.ray_address)
 
 
 def _save(trainer: Trainer, path: Any) -> None:
