@@ -20,7 +20,8 @@ autoreset in Gymnasium's NEXT_STEP mode: the step after a board's episode ends o
 about one step in (moves per episode + 1) of a board does no learning. Episodes are counted
 exactly: a step that would finish more than the next checkpoint (every ``eval_every``, and the
 budget) needs keeps the first ones in board order and drops the rest, unlearned (a few per
-checkpoint), so checkpoints fall on multiples of ``eval_every`` as in the sequential loop.
+checkpoint), so checkpoints fall on multiples of ``eval_every`` as in the sequential loop. Without
+``on_eval`` there is no checkpoint to fall on: only the budget cuts.
 """
 
 from __future__ import annotations
@@ -90,9 +91,10 @@ def train_batched(agent: QLearningAgent, envs: Any, episodes: int, *, seed: int 
     bar = _progress_bar(episodes) if progress else None
     obs, infos = envs.reset(seed=int(agent.rng.integers(2**31)) if seed is None else seed)
     learner.observe(obs, infos["action_mask"])
-    done = 0
+    # Without on_eval no checkpoint is seen: only the budget cuts a step's episodes.
+    done, every = 0, eval_every if on_eval else 0
     while done < episodes:
-        target = min(episodes, (done // eval_every + 1) * eval_every if eval_every else episodes)
+        target = min(episodes, (done // every + 1) * every) if every else episodes
         obs, rewards, terminated, _, infos = envs.step(learner.act(agent.epsilon()))
         finished = learner.learn(obs, rewards, terminated, infos["action_mask"], target - done)
         _record(stats, rewards, finished, learner.moved)
@@ -101,7 +103,7 @@ def train_batched(agent: QLearningAgent, envs: Any, episodes: int, *, seed: int 
         agent.episodes += count
         if bar is not None:
             bar.update(count)
-        if on_eval and eval_every and done == target and on_eval(agent, agent.episodes):
+        if every and done == target and on_eval(agent, agent.episodes):
             stats.stopped = True
             break
     if bar is not None:
