@@ -182,6 +182,9 @@ class _Learner:
         self.boards = np.arange(num_envs) * self.n  # each board's first flat cell in (B, n)
         self.moved = np.zeros(num_envs, dtype=bool)
         self.entries = np.zeros(num_envs, dtype=np.int64)  # of each board's last move
+        # False once a row is seen with every legal column tried: then forever, since the legal
+        # columns are the row's (its canonical board's empty cells) and visits only grow.
+        self.untried_rows = np.ones(agent.index.n_rows, dtype=bool)
 
     def observe(self, obs: npt.NDArray[np.int8], masks: npt.NDArray) -> None:
         """Locate every board's observation, read its values and its best legal value (finished
@@ -190,9 +193,9 @@ class _Learner:
         self.legal = masks.astype(bool)
         self.legal_bits = self._bits(self.legal)
         codes = (obs @ self.pow3).astype(np.int64)
-        rows, columns, _ = self.agent.index.locate(codes)
+        self.rows, columns, _ = self.agent.index.locate(codes)
         self.flat = columns.astype(np.int64)
-        self.flat += (rows * self.n)[:, None]
+        self.flat += (self.rows * self.n)[:, None]
         # Illegal cells pushed far below any value (|Q| <= 1); a legal one stays exact (+ -0.0).
         self.values = ~self.legal * ILLEGAL
         self.values += self.agent.q.take(self.flat)
@@ -203,7 +206,7 @@ class _Learner:
         probability epsilon a random legal cell, else a greedy one, ties broken at random."""
         rng, n = self.agent.rng, self.n
         explore = rng.random(len(self.legal)) < epsilon
-        untried = self._bits((self.agent.visits.take(self.flat) == 0) & self.legal)
+        untried = self._untried()
         pool = np.where(explore, self.legal_bits, 0)
         greedy = np.flatnonzero(~explore & (untried == 0) & (self.legal_bits != 0))
         best = self.values.take(greedy, axis=0) == self.best.take(greedy)[:, None]
@@ -216,6 +219,18 @@ class _Learner:
         self.moved = size > 0  # boards waiting for their autoreset ignore the move
         self.entries = self.flat.take(self.boards + cells)
         return cells
+
+    def _untried(self) -> npt.NDArray[np.int64]:
+        """Each board's legal cells never tried (their entry has no visit), as bits; only boards
+        whose row may still have one are looked at."""
+        untried = np.zeros(len(self.legal), dtype=np.int64)
+        boards = np.flatnonzero(self.untried_rows.take(self.rows) & (self.legal_bits != 0))
+        if boards.size:
+            unvisited = self.agent.visits.take(self.flat.take(boards, axis=0)) == 0
+            found = self._bits(unvisited & self.legal.take(boards, axis=0))
+            untried[boards] = found
+            self.untried_rows[self.rows.take(boards[found == 0])] = False
+        return untried
 
     def _bits(self, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
         """Each board's cells as an int, bit c for cell c."""
