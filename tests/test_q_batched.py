@@ -121,6 +121,7 @@ def test_train_py_trains_q_batched_by_default():
     assert q_batch(train.parse_args(["--no-progress"])) == q_batched.SMALL_BATCH
     assert q_batch(train.parse_args(["--no-progress", "--board", "4x4x3"])) == 4096
     assert q_batch(train.parse_args(["--no-progress", "--opponent", "self"])) == 64
+    assert q_batch(train.parse_args(["--no-progress", "--n-envs", "256"])) == 256
 
 
 def test_train_py_without_exploring_starts_keeps_the_batch_to_the_empty_board(monkeypatch,
