@@ -1,7 +1,8 @@
 # The two commands: `make train` (the main job) and `make test`. Both create .venv on first use.
 # `make train` installs only what the tabular agent needs: the core (gymnasium, numpy) and the
 # `train` extra (tqdm, matplotlib), no torch. `make test` installs everything, torch included,
-# and the `examples` extra (TorchRL, tyro), whose scripts the tests run on a tiny budget.
+# and the `examples` extra (TorchRL, tyro), whose scripts the tests run on a tiny budget, and
+# the `distributed` extra (ray), for the test of AlphaZero's self-play in Ray actors.
 #
 # TORCH_INDEX: a package index to search for torch besides the default one. The constraints file
 # pins torch's version, not its build: from the default index, Linux gets the CUDA build and
@@ -34,7 +35,7 @@ $(CORE): pyproject.toml constraints.txt | $(VENV)/bin/python
 	touch $@
 
 $(ALL): pyproject.toml constraints.txt | $(VENV)/bin/python
-	$(PIP_INSTALL) -e ".[all,dev,docs,examples]"
+	$(PIP_INSTALL) -e ".[all,dev,docs,examples,distributed]"
 	touch $@
 
 train: $(CORE)

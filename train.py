@@ -88,8 +88,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--eval-every", type=positive_int, default=None,
                         help="checkpoint period: episodes for q (default 1000), timesteps for "
                              "SB3 (default 10000; 100000 on boards over 12 cells)")
+    add_worker_flags(parser)
     add_output_flags(parser)
     return parser
+
+
+def add_worker_flags(parser: argparse.ArgumentParser) -> None:
+    """AlphaZero's self-play in Ray actors (the `distributed` extra)."""
+    workers = parser.add_argument_group("self-play in Ray actors (--algo alphazero)")
+    workers.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                         help="play the self-play games in N Ray actors, one CPU each, on a "
+                              "local Ray unless --ray-address (default: in this process)")
+    workers.add_argument("--ray-address", default=None, metavar="ADDR",
+                         help="the Ray cluster of the actors: its head's HOST:PORT, or auto "
+                              "on one of its nodes (default: a new local Ray)")
 
 
 def add_output_flags(parser: argparse.ArgumentParser) -> None:
@@ -138,6 +150,11 @@ def check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
                          "AlphaZero count --episodes (Q-learning sees every symmetry of a "
                          "position as one entry), the SB3 algorithms --timesteps on --n-envs "
                          "boards with --canonical")
+    if args.workers is not None and args.algo != "alphazero":
+        parser.error(f"--workers does not apply to --algo {args.algo}: only AlphaZero's "
+                     "self-play runs in Ray actors")
+    if args.ray_address is not None and args.workers is None:
+        parser.error("--ray-address needs --workers, the number of Ray actors to start there")
     if args.start == "empty" and args.start_probability is not None:
         parser.error("--start-probability applies to --start random only")
     flags = ("--pool", "--refresh-every", "--snapshot", "--mix", "--mix-share")
@@ -167,7 +184,8 @@ def config_of(args: argparse.Namespace) -> RunConfig:
         timesteps=args.timesteps or TIMESTEPS, n_envs=args.n_envs, canonical=args.canonical,
         start=args.start, start_probability=args.start_probability,
         eval_every=args.eval_every, games=args.games, out=args.out, name=args.name,
-        progress=not args.no_progress, self_play=self_play_of(args))
+        progress=not args.no_progress, self_play=self_play_of(args), workers=args.workers,
+        ray_address=args.ray_address)
 
 
 def parse_args(argv: list[str] | None = None) -> RunConfig:
@@ -217,17 +235,28 @@ def check_extras(config: RunConfig) -> None:
             require(module, "sb3", "the progress bar (hide it with --no-progress)")
 
 
+def connect_workers(config: RunConfig) -> None:
+    """With --workers, Ray started or reached before any work: MissingExtra without it,
+    ConnectionError (within seconds) for an --ray-address where no cluster answers."""
+    if config.workers is not None:
+        from agents.alphazero.workers import connect
+
+        connect(config.ray_address, config.workers)
+
+
 def main(argv: list[str] | None = None) -> int:
     from agents.run import run, snapshot_pool
 
     config = parse_args(argv)
     try:
         check_extras(config)
+        connect_workers(config)
         pool = snapshot_pool(config)
         folder = RunFolder.create(config.out, config.name)
     except (MissingExtra, OSError, OutputError, ValueError) as error:
         # ValueError, FileNotFoundError: a --snapshot file; OSError: an --out where no folder
-        # can be made; OutputError: a full disk there.
+        # can be made; OutputError: a full disk there; ConnectionError, ValueError: an
+        # --ray-address where no cluster answers, or one too small for --workers.
         print(f"train.py: error: {error}", file=sys.stderr)
         return exit_code(error)
     try:

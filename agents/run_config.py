@@ -55,7 +55,8 @@ class SelfPlay:
 class RunConfig:
     """One training run. ``opponent`` is None for the algorithm's default, ``"self"`` for
     self-play (then ``self_play`` is set); ``n_envs``, ``canonical``, ``start`` and
-    ``start_probability`` None for the algorithm's defaults."""
+    ``start_probability`` None for the algorithm's defaults; ``workers`` None: self-play in
+    this process."""
 
     algo: str = "q"
     board: game.Rules = game.TICTACTOE
@@ -74,6 +75,8 @@ class RunConfig:
     name: str | None = None
     progress: bool = True
     self_play: SelfPlay | None = field(default=None)
+    workers: int | None = None  # AlphaZero: self-play in this many Ray actors
+    ray_address: str | None = None  # their cluster (None: a local Ray)
 
     def __post_init__(self) -> None:
         # Defaults that depend on other fields, filled in once here.

@@ -3,6 +3,8 @@
     python benchmarks/alphazero.py                       # 3x3, seeds 0-4, into runs/benchmarks/
     python benchmarks/alphazero.py --out benchmarks/results/alphazero_3x3.json   # committed
     python benchmarks/alphazero.py --speed 3x3x3 4x4x4 6x6x4   # self-play speed, one process
+    python benchmarks/alphazero.py --speed 3x3x3 4x4x4 6x6x4 --workers 1 2 \
+        --out benchmarks/results/alphazero_speed.json    # and in 1 and 2 Ray actors (committed)
 
 Each seed is one ``train.py --algo alphazero --seed S`` run (self-play, exact evaluation of the
 raw network every 256 games, stopped at the first perfect one or at ``--episodes`` games), in a
@@ -42,6 +44,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="also evaluate the saved network with a search of N simulations")
     parser.add_argument("--speed", nargs="+", default=None, metavar="RxCxK",
                         help="instead: self-play speed of an untrained network on these boards")
+    parser.add_argument("--workers", nargs="+", type=int, default=[], metavar="N",
+                        help="with --speed: also in N Ray actors on a local Ray, for each N")
+    parser.add_argument("--rounds", type=int, default=4,
+                        help="with --speed: rounds of 64 games timed (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=RUNS / "alphazero.json",
                         help="results JSON (default: %(default)s)")
     return parser.parse_args(argv)
@@ -86,46 +92,131 @@ def with_search(model: Path, simulations: int) -> dict[str, Any]:
             "perfect": report.perfect, "seconds": round(time.perf_counter() - start, 1)}
 
 
-def speed(board: str, games: int = 64) -> dict[str, Any]:
-    """One round of ``games`` self-play games from the empty board (no exploring starts, whose
-    positions take seconds to enumerate on 4x4), otherwise the default settings, on an
-    untrained network, one torch thread: games per second and boards per network call."""
+def untrained(board: str) -> Any:
+    """A trainer of seed 0 on ``board`` (its untrained network) and its self-play settings from
+    the empty board (no exploring starts, whose positions take seconds to enumerate on 4x4)."""
     import dataclasses
 
-    import numpy as np
-
     from agents.alphazero import Trainer
-    from agents.alphazero.self_play import play_games
-    from agents.sb3 import torch_threads
     from gym_tictactoe import game
 
     trainer = Trainer(game.rules(*game.parse_board(board)), seed=0)
-    calls = []
+    return trainer, dataclasses.replace(trainer.settings.play, start_probability=0.0)
+
+
+def speed(board: str, games: int = 64, rounds: int = 4) -> dict[str, Any]:
+    """``rounds`` rounds of ``games`` self-play games in this process, otherwise the default
+    settings, on an untrained network, one torch thread: games per second and boards per
+    network call."""
+    import numpy as np
+
+    from agents.alphazero.self_play import play_games
+    from agents.sb3 import torch_threads
+
+    trainer, play = untrained(board)
+    calls, moves, rng = [], 0, np.random.default_rng(0)
 
     def counting(boards: Any) -> Any:
         calls.append(len(boards))
         return trainer.evaluate(boards)
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     with torch_threads(1):
-        play = dataclasses.replace(trainer.settings.play, start_probability=0.0)
-        samples = play_games(trainer.rules, counting, games, play, np.random.default_rng(0))
-    seconds = time.perf_counter() - start
-    return {"board": board, "games": games, "seconds": round(seconds, 2),
-            "games_per_second": round(games / seconds, 2), "moves": len(samples.outcomes),
-            "network_calls": len(calls), "boards_per_call": round(float(np.mean(calls)), 1),
-            "simulations": trainer.settings.play.simulations, "workers": 1}
+        for _ in range(rounds):
+            moves += len(play_games(trainer.rules, counting, games, play, rng).outcomes)
+    found = row(board, "in process", games * rounds, time.perf_counter() - start, moves,
+                (len(calls), sum(calls), time.process_time() - cpu), play.simulations)
+    return {**found, "games_per_round": games}
+
+
+def ray_speed(board: str, workers: int, games: int = 64, rounds: int = 4) -> dict[str, Any]:
+    """As ``speed``, each round's games shared among ``workers`` Ray actors (a local Ray already
+    started); one warm-up round first (the actors start and import torch), timed apart."""
+    from agents.alphazero.workers import RayPlayer
+
+    trainer, play = untrained(board)
+    start = time.perf_counter()
+    player = RayPlayer(trainer.rules, play, trainer.settings.network, 0, workers)
+    player(trainer.net, workers)
+    startup, before = time.perf_counter() - start, player.counts()
+    start, moves = time.perf_counter(), 0
+    for _ in range(rounds):
+        moves += len(player(trainer.net, games).outcomes)
+    seconds, after = time.perf_counter() - start, player.counts()
+    player.close()
+    where = f"{workers} Ray worker" + "s" * (workers > 1) + f", {games} g/round" * (games != 64)
+    found = row(board, where, games * rounds, seconds, moves,
+                tuple(a - b for a, b in zip(after, before, strict=True)), play.simulations)
+    return {**found, "games_per_round": games, "workers": workers,
+            "startup_seconds": round(startup, 2)}
+
+
+def row(board: str, where: str, games: int, seconds: float, moves: int,
+        counts: tuple[Any, ...], simulations: int) -> dict[str, Any]:
+    """One line of the speed table; ``counts``: network calls, boards evaluated and the CPU
+    seconds of the processes playing (not Ray's own daemons, nor the driver waiting)."""
+    calls, boards, cpu = counts
+    return {"board": board, "where": where, "games": games, "seconds": round(seconds, 2),
+            "games_per_second": round(games / seconds, 2), "cpu_seconds": round(cpu, 2),
+            "games_per_cpu_second": round(games / cpu, 2), "moves": moves,
+            "network_calls": calls, "boards_per_call": round(boards / calls, 1),
+            "simulations": simulations, "workers": 0}
+
+
+def speed_table(args: argparse.Namespace) -> int:
+    """``--speed``: every board in this process, then in each count of Ray workers."""
+    import platform
+
+    from agents.numerics import cpu_model
+
+    load, rows = os.getloadavg(), [speed(board, rounds=args.rounds) for board in args.speed]
+    if args.workers:
+        rows += ray_rows(args)
+    print("board   where                           games/s  games/CPU s  boards/call")
+    for found in rows:
+        print(f"{found['board']:<8}{found['where']:<32}{found['games_per_second']:>7.1f}  "
+              f"{found['games_per_cpu_second']:>11.1f}  {found['boards_per_call']:>11.1f}")
+    machine = {"cpu": cpu_model(), "cpus": os.cpu_count(), "python": platform.python_version(),
+               "load_average_at_start": load[0], "load_average_at_end": os.getloadavg()[0]}
+    write(args.out, {"command": " ".join(["python", *sys.argv]), "machine": machine,
+                     "versions": versions(), "speed": rows})
+    return 0
+
+
+def ray_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
+    import logging
+
+    import ray
+
+    ray.init(address="local", num_cpus=max(args.workers), include_dashboard=False,
+             log_to_driver=False, logging_level=logging.WARNING)
+    # Several workers split a round's 64 games, so each evaluates smaller batches; with 64
+    # games each (a round of 64 x N) their batches are as big as one process's.
+    cases = [(workers, games) for workers in args.workers
+             for games in sorted({64, 64 * workers})]
+    try:
+        return [ray_speed(board, workers, games, rounds=args.rounds)
+                for workers, games in cases for board in args.speed]
+    finally:
+        ray.shutdown()
+
+
+def versions() -> dict[str, str]:
+    import contextlib
+    from importlib import metadata
+
+    found = {}
+    for name in ("torch", "numpy", "ray"):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            found[name] = metadata.version(name)
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     writable(args.out, "alphazero.py")
     if args.speed:
-        rows = [speed(board) for board in args.speed]
-        for row in rows:
-            print(row)
-        write(args.out, {"command": " ".join(["python", *sys.argv]), "speed": rows})
-        return 0
+        return speed_table(args)
     progress, runs, load = Progress(len(args.seeds)), [], os.getloadavg()[0]
     for seed in args.seeds:
         with tempfile.TemporaryDirectory(prefix="alphazero_") as temp:

@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from gym_tictactoe.cli.arguments import board_arg, positive_int
 from progress import RUNS, Progress, writable
+
+from gym_tictactoe.cli.arguments import board_arg, positive_int
 
 DEFAULT_OUT = RUNS / "q_batched.json"
 

@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from gym_tictactoe.cli.arguments import board_arg, positive_int, probability
 from progress import RUNS, line, writable
+
+from gym_tictactoe.cli.arguments import board_arg, positive_int, probability
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

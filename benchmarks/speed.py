@@ -265,12 +265,13 @@ def median(results: dict, group: str, name: str) -> float | None:
     return statistics.median(rates) if rates else None
 
 
+# The engine redesign's floors (issue 20): what the env reached before it, not to lose.
 TARGETS = [  # (label, group, ours, peer or None, ratio needed; None peer: seconds at most)
-    ("single env >= 10x PettingZoo", "single env, moves/s", "gym-tictactoe",
-     "PettingZoo env()", 10.0),
-    ("single env >= 0.3x OpenSpiel", "single env, moves/s", "gym-tictactoe", "OpenSpiel", 0.3),
-    ("vector B=4096 >= 2x pgx", "vector env B=4096, board-moves/s", "gym-tictactoe",
-     "pgx vmap+jit", 2.0),
+    ("single env >= 15x PettingZoo", "single env, moves/s", "gym-tictactoe",
+     "PettingZoo env()", 15.0),
+    ("single env >= 0.34x OpenSpiel", "single env, moves/s", "gym-tictactoe", "OpenSpiel", 0.34),
+    ("vector B=4096 >= 3x pgx", "vector env B=4096, board-moves/s", "gym-tictactoe",
+     "pgx vmap+jit", 3.0),
     *[(f"SB3 rollouts, {b} boards >= 3x Dummy", f"MaskablePPO rollouts, {b} boards, timesteps/s",
        "TicTacToeSB3VecEnv", "DummyVecEnv", 3.0) for b in SB3_BOARDS],
     ("solver build <= 0.05 s", "fixed costs, 1/s", "solver.solve() build", None, 0.05),

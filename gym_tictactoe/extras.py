@@ -2,7 +2,7 @@
 
 The core needs only gymnasium and numpy. ``train`` (tqdm, matplotlib) serves ``train.py``'s
 progress bar and plot, ``sb3`` (stable-baselines3, sb3-contrib, torch) the deep agents, ``render``
-(pygame-ce) the ``human`` window.
+(pygame-ce) the ``human`` window, ``distributed`` (ray) AlphaZero's self-play in Ray actors.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ INSTALL = {
     "sb3": 'pip install ".[sb3]" -c constraints.txt (the README says how to get the CPU torch)',
     "render": 'pip install ".[render]"',
     "ratings": 'pip install ".[ratings]"',
+    "distributed": 'pip install ".[distributed]"',
 }
 
 

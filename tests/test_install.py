@@ -56,7 +56,8 @@ def test_the_train_extra_brings_no_torch():
 
 def test_make_test_installs_everything_with_the_torch_pin():
     [install] = installs(planned("test"))
-    assert '-e ".[all,dev,docs,examples]"' in install and "-c constraints.txt" in install
+    assert '-e ".[all,dev,docs,examples,distributed]"' in install
+    assert "-c constraints.txt" in install
     assert "--extra-index-url" not in install  # the default: what works on the dev machine
     assert (ROOT / "constraints.txt").read_text().count("torch==2.13.0") == 1
 

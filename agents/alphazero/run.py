@@ -32,17 +32,33 @@ def train(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trai
     games only (``train.py`` refuses --opponent for it, so ``pool`` is None)."""
     from agents.sb3 import torch_threads
 
-    trainer = Trainer(config.board, settings_of(config), seed=config.seed)
+    player = _player(config)
+    trainer = Trainer(config.board, settings_of(config), seed=config.seed, player=player)
     bar = _bar(config)
-    with torch_threads(1):
-        trainer.train(config.episodes, config.eval_every, checkpoint,
-                      None if bar is None else bar.update)
+    try:
+        with torch_threads(1):
+            trainer.train(config.episodes, config.eval_every, checkpoint,
+                          None if bar is None else bar.update)
+    finally:
+        if player is not None:
+            player.close()
     if bar is not None:
         bar.close()
     settings = {"episodes": config.episodes, "games_played": trainer.games,
-                "hyperparameters": trainer.settings.as_dict()}
+                "workers": config.workers, "hyperparameters": trainer.settings.as_dict()}
     save = partial(_save, trainer)
     return Trained(trainer.policy, save, "model.npz", "self", settings)
+
+
+def _player(config: RunConfig) -> Any:
+    """Ray actors playing the self-play games (``--workers``), or None: this process."""
+    if config.workers is None:
+        return None
+    from agents.alphazero.workers import RayPlayer
+
+    settings = settings_of(config)
+    return RayPlayer(config.board, settings.play, settings.network, config.seed,
+                     config.workers, config.ray_address)
 
 
 def _save(trainer: Trainer, path: Any) -> None:

@@ -15,7 +15,7 @@ import torch
 from agents.alphazero.network import NetworkSettings, PolicyValueNet, infer, planes_of
 from agents.alphazero.policy import MAX_SIMULATIONS, AlphaZeroPolicy
 from agents.alphazero.replay import ReplayBuffer
-from agents.alphazero.self_play import PlaySettings, play_games
+from agents.alphazero.self_play import PlaySettings, Samples, play_games
 from gym_tictactoe.checks import check_choice, check_int, check_number
 from gym_tictactoe.game import Rules
 
@@ -54,14 +54,17 @@ class AlphaZeroSettings:
 
 
 Checkpoint = Callable[[Any, int], bool]  # (policy, games so far) -> stop
+# (network, games) -> the round's samples: self-play elsewhere (``workers.RayPlayer``)
+GamePlayer = Callable[[PolicyValueNet, int], Samples]
 
 
 class Trainer:
-    """One network learning one board by self-play; ``games`` counts the games played."""
+    """One network learning one board by self-play; ``games`` counts the games played.
+    ``player`` plays each round's games (default: here, on ``self.rng``)."""
 
     def __init__(self, rules: Rules, settings: AlphaZeroSettings = AlphaZeroSettings(),
-                 seed: int = 0) -> None:
-        self.rules, self.settings = rules, settings
+                 seed: int = 0, player: GamePlayer | None = None) -> None:
+        self.rules, self.settings, self.player = rules, settings, player
         torch.manual_seed(seed)
         self.net = PolicyValueNet(settings.network)
         self.optimizer = torch.optim.AdamW(self.net.parameters(), lr=settings.learning_rate,
@@ -80,8 +83,11 @@ class Trainer:
 
     def round(self, games: int) -> float:
         """Play ``games`` self-play games, then the round's gradient steps; the mean loss."""
-        self.buffer.add(play_games(self.rules, self.evaluate, games, self.settings.play,
-                                   self.rng))
+        if self.player is None:
+            samples = play_games(self.rules, self.evaluate, games, self.settings.play, self.rng)
+        else:
+            samples = self.player(self.net, games)
+        self.buffer.add(samples)
         self.games += games
         losses = [self.step() for _ in range(self.settings.steps_per_round)]
         return float(np.mean(losses))

@@ -1,0 +1,189 @@
+"""Self-play in Ray actors: ``train.py --algo alphazero --workers N [--ray-address ADDR]``.
+
+Each of N actors (one CPU, one torch thread) holds a copy of the network and plays its share of
+a round's games on its own random stream, the N-th child of the run's seed (``numpy``'s
+``SeedSequence(seed).spawn``), so a run reproduces for a given seed and worker count (not
+across counts: the games are split differently). Each round the driver puts the network's
+weights into Ray's object store once, as numpy arrays (never a pickled torch module); the
+actors load them, play, and return their samples as numpy arrays, which the trainer learns from
+in the driver, in worker order.
+
+Ray runs locally by default (started with at least N logical CPUs), or is the cluster at
+``--ray-address`` (its head's ``HOST:PORT``, or ``auto`` on one of its nodes), whose nodes need
+this package and the same Ray installed. Importing this module needs no Ray; using it needs the
+``distributed`` extra.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from agents.alphazero.network import NetworkSettings, PolicyValueNet, infer, state_arrays
+from agents.alphazero.self_play import PlaySettings, Samples, play_games
+from gym_tictactoe.extras import require
+from gym_tictactoe.game import Rules
+
+PROBE_SECONDS = 5.0  # a TCP connection to --ray-address, before Ray's own minutes of retries
+# Ray's own connection retries, bounded (env variables Ray reads; a user's own values win):
+# one attempt of 3 + 3 + 5 s instead of 20 of 5 + 5 + 30 s. Ray reads the last two when it is
+# first imported, the first at ray.init.
+BOUNDED_CONNECT = {"RAY_gcs_server_port_wait_time_s": "1",
+                   "RAY_gcs_rpc_server_connect_timeout_s": "3",
+                   "RAY_py_gcs_connect_timeout_s": "5"}
+# No dashboard (plain `ray` has none), actors' output kept out of the progress bar, Ray's INFO
+# lines off: errors still come back with ray.get.
+QUIET = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.WARNING}
+_started_here: list[bool] = []  # whether connect() started (and so shuts down) Ray
+
+
+def worker_rng(seed: int, index: int) -> np.random.Generator:
+    """Worker ``index``'s stream: child ``index`` of ``SeedSequence(seed).spawn``."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
+
+
+def shares(games: int, workers: int) -> list[int]:
+    """``games`` split over ``workers`` as evenly as can be, the first ones taking the rest."""
+    base, rest = divmod(games, workers)
+    return [base + (index < rest) for index in range(workers)]
+
+
+class SelfPlayWorker:
+    """What one actor runs: a network copy playing self-play games on its own stream."""
+
+    def __init__(self, rules: Rules, play: PlaySettings, network: NetworkSettings, seed: int,
+                 index: int) -> None:
+        import torch
+
+        torch.set_num_threads(1)  # one CPU per actor: more threads only wait for each other
+        self.rules, self.play_settings = rules, play
+        self.net = PolicyValueNet(network)
+        self.rng = worker_rng(seed, index)
+        self.calls = self.leaves = 0
+        self.cpu_seconds = 0.0
+
+    def evaluate(self, boards: npt.NDArray[np.int8]) -> tuple[npt.NDArray, npt.NDArray]:
+        self.calls, self.leaves = self.calls + 1, self.leaves + len(boards)
+        return infer(self.net, boards, self.rules.shape)
+
+    def play(self, weights: dict[str, npt.NDArray[np.float32]], games: int
+             ) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        """``games`` self-play games with ``weights``: boards, policies, outcomes."""
+        import torch
+
+        start = time.process_time()
+        # Copies: Ray hands over read-only views of its object store.
+        self.net.load_state_dict({name: torch.tensor(array) for name, array in weights.items()})
+        found = play_games(self.rules, self.evaluate, games, self.play_settings, self.rng)
+        self.cpu_seconds += time.process_time() - start
+        return found.boards, found.policies, found.outcomes
+
+    def counts(self) -> tuple[int, int, float]:
+        """Network calls, boards evaluated and CPU seconds spent playing, so far."""
+        return self.calls, self.leaves, self.cpu_seconds
+
+
+class RayPlayer:
+    """A game player for ``Trainer``: each round's games shared among ``workers`` actors."""
+
+    def __init__(self, rules: Rules, play: PlaySettings, network: NetworkSettings, seed: int,
+                 workers: int, address: str | None = None) -> None:
+        self.ray = connect(address, workers)
+        remote = self.ray.remote(num_cpus=1)(SelfPlayWorker)
+        self.actors = [remote.remote(rules, play, network, seed, index)
+                       for index in range(workers)]
+
+    def __call__(self, net: PolicyValueNet, games: int) -> Samples:
+        weights = self.ray.put(state_arrays(net))  # once per round, shared by every actor
+        calls = [actor.play.remote(weights, share)
+                 for actor, share in zip(self.actors, shares(games, len(self.actors)), strict=True)
+                 if share > 0]
+        parts = self.ray.get(calls)
+        return Samples(*(np.concatenate(arrays) for arrays in zip(*parts, strict=True)))
+
+    def counts(self) -> tuple[int, int, float]:
+        """Network calls, boards evaluated and CPU seconds playing so far, over every actor."""
+        found = self.ray.get([actor.counts.remote() for actor in self.actors])
+        calls, leaves, cpu = zip(*found, strict=True)
+        return sum(calls), sum(leaves), sum(cpu)
+
+    def close(self) -> None:
+        """End the actors, and Ray itself if ``connect`` started it."""
+        for actor in self.actors:
+            self.ray.kill(actor)
+        self.actors = []
+        disconnect()
+
+
+def connect(address: str | None, workers: int) -> ModuleType:
+    """Ray, initialised: a new local instance (``address`` None) or the cluster at ``address``
+    (unless this process is connected already); ValueError or ConnectionError in one line for
+    an unusable address or a cluster with fewer than ``workers`` CPUs, MissingExtra without
+    Ray."""
+    if address is not None:
+        check_address(address)
+        for name, value in BOUNDED_CONNECT.items():
+            os.environ.setdefault(name, value)
+    ray = require("ray", "distributed", "--workers")
+    if not ray.is_initialized():
+        if address is None:  # "local": never a cluster that RAY_ADDRESS may name
+            ray.init(address="local", num_cpus=max(workers, os.cpu_count() or 1), **QUIET)
+        else:
+            _init_at(ray, address)
+        _started_here.append(True)
+    cpus = ray.cluster_resources().get("CPU", 0)
+    if cpus < workers:
+        disconnect()
+        raise ValueError(f"--workers {workers} needs {workers} CPUs (one per actor); the Ray "
+                         f"cluster has {cpus:g}")
+    return ray
+
+
+def _init_at(ray: ModuleType, address: str) -> None:
+    try:
+        ray.init(address=address, **QUIET)
+    except ConnectionError as error:
+        # Something listens there but Ray could not join it: no Ray, another Ray version, or a
+        # cluster whose auth token this machine lacks; Ray's own log lines above say which.
+        raise ConnectionError(f"--ray-address {address}: could not join a Ray cluster there "
+                              f"({error}); Ray's log lines above say why") from None
+
+
+def check_address(address: str, probe: Callable[..., Any] = socket.create_connection) -> None:
+    """``auto`` or a ``HOST:PORT`` where something accepts a TCP connection within
+    ``PROBE_SECONDS``: else ValueError (the form) or ConnectionError (nothing there)."""
+    if address == "auto":
+        return
+    if address.startswith("ray://"):
+        raise ValueError(f"--ray-address {address}: Ray Client addresses (ray://) are not "
+                         "supported; run train.py on a node of the cluster with --ray-address "
+                         "HOST:PORT (the head's GCS port) or auto")
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"--ray-address must be HOST:PORT (the Ray head's GCS port, e.g. "
+                         f"10.0.0.5:6379) or auto; got {address!r}")
+    try:
+        probe((host.strip("[]"), int(port)), timeout=PROBE_SECONDS).close()
+    except OSError as error:
+        reason = "timed out" if isinstance(error, TimeoutError) else (
+            error.strerror or str(error))
+        raise ConnectionError(f"--ray-address {address}: nothing answers there ({reason}); "
+                              "start a cluster with `ray start --head` and give the address it "
+                              "prints, or leave --ray-address out for a local Ray") from None
+
+
+def disconnect() -> None:
+    """Shut Ray down if ``connect`` started it (a Ray started by the caller is left running)."""
+    if _started_here:
+        _started_here.clear()
+        import ray
+
+        ray.shutdown()
