@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.q_learning import Callback, QLearningAgent, TrainingStats, _progress_bar
+from agents.q_tables import block_offsets
 from gym_tictactoe.checks import check_int
 
 # Boards per step by default (benchmarks/q_batched.py measures the speed). On 3x3, 64 boards need
@@ -164,8 +165,9 @@ def _record(stats: TrainingStats, rewards: npt.NDArray, finished: npt.NDArray[np
 
 
 class _Learner:
-    """The per-board state between steps: where each board's observation is in the table (flat
-    entries, row * cells + column, per cell), its values, and the entry its last move came from.
+    """The per-board state between steps: where each board's observation is in the table (its
+    row, and its cells' columns), its values, and the entry (row * cells + column) its last move
+    came from.
 
     Speed (benchmarks/q_batched.py): NumPy is slow at reducing (boards, cells) arrays along their
     16 cells, so each board's cells are folded once into an int, one bit a cell (legal, untried,
@@ -193,12 +195,13 @@ class _Learner:
         self.legal = masks.astype(bool)
         self.legal_bits = self._bits(self.legal)
         codes = (obs @ self.pow3).astype(np.int64)
-        self.rows, columns, _ = self.agent.index.locate(codes)
-        self.flat = columns.astype(np.int64)
-        self.flat += (self.rows * self.n)[:, None]
+        self.rows, self.columns, _ = self.agent.index.locate(codes)
+        # Each board's row read whole (cache lines, not cells), then its cells' columns in it.
+        self.local = self.columns.astype(np.intp)
+        self.local += block_offsets(len(codes), self.n)
         # Illegal cells pushed far below any value (|Q| <= 1); a legal one stays exact (+ -0.0).
         self.values = ~self.legal * ILLEGAL
-        self.values += self.agent.q.take(self.flat)
+        self.values += self.agent.q.take(self.rows, axis=0).take(self.local)
         self.best = _row_max(self.values)
 
     def act(self, epsilon: float) -> npt.NDArray[np.int64]:
@@ -217,7 +220,7 @@ class _Learner:
         k = (rng.random(len(pool)) * size).astype(np.int64)
         cells = self.select.take(pool * n + k)
         self.moved = size > 0  # boards waiting for their autoreset ignore the move
-        self.entries = self.flat.take(self.boards + cells)
+        self.entries = self.rows.astype(np.int64) * n + self.columns.take(self.boards + cells)
         return cells
 
     def _untried(self) -> npt.NDArray[np.int64]:
@@ -226,7 +229,9 @@ class _Learner:
         untried = np.zeros(len(self.legal), dtype=np.int64)
         boards = np.flatnonzero(self.untried_rows.take(self.rows) & (self.legal_bits != 0))
         if boards.size:
-            unvisited = self.agent.visits.take(self.flat.take(boards, axis=0)) == 0
+            entries = self.columns.take(boards, axis=0).astype(np.int64)
+            entries += self.rows.take(boards)[:, None] * np.int64(self.n)
+            unvisited = self.agent.visits.take(entries) == 0
             found = self._bits(unvisited & self.legal.take(boards, axis=0))
             untried[boards] = found
             self.untried_rows[self.rows.take(boards[found == 0])] = False
