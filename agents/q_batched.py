@@ -56,7 +56,8 @@ def make_envs(agent: QLearningAgent, num_envs: int, opponent: Any, agent_mark: s
     from gym_tictactoe.vector import TicTacToeVectorEnv
 
     rules = agent.rules
-    check_batch(num_envs, max_batch(rules))
+    check_int(num_envs, "num_envs", 1, max_batch(rules),
+              note=" (the boards trained at once: what the vector env takes on this board)")
     return TicTacToeVectorEnv(num_envs, opponent, agent_mark, rows=rules.rows, cols=rules.cols,
                               win_length=rules.win_length, **options)
 
@@ -66,15 +67,6 @@ def max_batch(rules: Any) -> int:
     from gym_tictactoe.vector import MAX_NUM_ENVS, MEMORY_BUDGET, memory_needed
 
     return min(MAX_NUM_ENVS, MEMORY_BUDGET // memory_needed(1, rules))
-
-
-def check_batch(num_envs: Any, most: int) -> int:
-    """A batch size in 1..most, or a one-line ValueError saying what is allowed."""
-    if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or not (
-            1 <= num_envs <= most):
-        raise ValueError(f"the batch size (boards trained at once) must be an integer from 1 to "
-                         f"{most:,} on this board; got {num_envs!r}")
-    return int(num_envs)
 
 
 def train_batched(agent: QLearningAgent, envs: Any, episodes: int, *, seed: int | None = None,

@@ -28,7 +28,6 @@ from gym_tictactoe.files import atomic_path, open_regular
 from gym_tictactoe.files.npz import Entry, _header, array_entry, describe, read_entry
 
 FORMAT = "gym_tictactoe.q_learning/1"
-TABLE_SHAPE = (game.N_CODES, game.N_CELLS)
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first entry, or an empty zip
 MAX_COUNT = 2**62  # visits and episodes: far above any training, and n + 1 still fits int64
 
@@ -59,9 +58,9 @@ def write(path: str | os.PathLike, contents: Contents) -> Path:
 
 
 def read(path: str | os.PathLike, make_config: Callable[..., Any],
-         table_shape: Callable[[Any], tuple[int, ...]] | None = None) -> Contents:
+         table_shape: Callable[[Any], tuple[int, ...]]) -> Contents:
     """The checked contents of a file ``write`` wrote; ``make_config(**fields)`` builds the
-    config, ``table_shape(config)`` gives the shape its tables must have (default: 3x3's) and
+    config, ``table_shape(config)`` gives the shape its tables must have and
     may raise a ValueError of its own (a board other than the one asked for). Raises
     FileNotFoundError for a missing file and ValueError, saying what is wrong, for anything
     else; nothing in the file is ever unpickled."""
@@ -93,7 +92,7 @@ def _table_entry(key: str, shape: tuple[int, ...]) -> Entry:
 
 
 def _read_npz(path: Path, make_config: Callable[..., Any],
-              table_shape: Callable[[Any], tuple[int, ...]] | None) -> tuple[Any, dict]:
+              table_shape: Callable[[Any], tuple[int, ...]]) -> tuple[Any, dict]:
     """The config and the expected arrays of an .npz, read in one opening of the archive, each
     checked from its zip entry and .npy header before any data is read, never unpickled.
     The tables' headers are checked against the config's board before ``table_shape`` (which
@@ -108,7 +107,7 @@ def _read_npz(path: Path, make_config: Callable[..., Any],
         config = _config(arrays, path, make_config)
         _check_declared_tables(archive, path, config)
         # A board other than the one asked for is table_shape's own ValueError.
-        shape = TABLE_SHAPE if table_shape is None else tuple(table_shape(config))
+        shape = tuple(table_shape(config))
         arrays.update({key: _read_entry(archive, key, path, _table_entry(key, shape))
                        for key in TABLES})
     return config, arrays

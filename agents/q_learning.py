@@ -43,7 +43,6 @@ import numpy.typing as npt
 
 from agents import q_files, q_tables
 from agents.q_files import FORMAT as FORMAT  # still importable from here
-from agents.q_files import TABLE_SHAPE as TABLE_SHAPE  # 3x3's
 from agents.q_tables import symmetry_tables as symmetry_tables
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_flag, check_int, check_number

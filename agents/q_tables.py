@@ -144,7 +144,7 @@ def index(rules: Rules, symmetric: bool = True) -> QIndex:
 
 
 @cache
-def symmetry_tables(symmetric: bool = True, rules: Rules = game.TICTACTOE
+def symmetry_tables(symmetric: bool, rules: Rules
                     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int8]]:
     """Per code of a board of at most 12 cells: its row and, per cell, the column in that row.
 
@@ -264,9 +264,10 @@ def numpy_locator(qindex: QIndex) -> Locate:
 def _loop_tables(symmetric: bool) -> tuple[dict[bytes, int], list, list, list]:
     """3x3's look-ups as plain Python objects, several times faster than NumPy scalar indexing:
     observation bytes -> code, and per code its row, columns and legal cells."""
-    rows, columns = symmetry_tables(symmetric)
-    codes = {game.CELLS[code].tobytes(): code for code in range(game.N_CODES)}
-    legal = [tuple(np.flatnonzero(mask).tolist()) for mask in game.LEGAL_MASK]
+    rules = game.TICTACTOE
+    rows, columns = symmetry_tables(symmetric, rules)
+    codes = {rules.tables.cells[code].tobytes(): code for code in range(rules.n_codes)}
+    legal = [tuple(np.flatnonzero(mask).tolist()) for mask in rules.tables.legal_mask]
     return codes, rows.tolist(), [tuple(row) for row in columns.tolist()], legal
 
 

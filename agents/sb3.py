@@ -120,8 +120,7 @@ ENV_OPTIONS: dict[str, dict[str, Any]] = {
 
 # --- environments ---------------------------------------------------------------------------
 
-def _base_env(opponent: str | Opponent, agent_mark: str,
-              rules: game.Rules = game.TICTACTOE) -> TicTacToeEnv:
+def _base_env(opponent: str | Opponent, agent_mark: str, rules: game.Rules) -> TicTacToeEnv:
     # Each env needs its own opponent: a mixture remembers which player it drew this episode.
     player = (parse_opponent(opponent, rules) if isinstance(opponent, str)
               else copy.deepcopy(opponent))
@@ -182,7 +181,11 @@ def make_training_env(
 def build_model(algo: str, env: gym.Env | VecEnv, seed: int | None = None,
                 **kwargs: Any) -> BaseAlgorithm:
     """A fresh model of ``algo`` on ``env`` with ``HYPERPARAMETERS[algo]`` updated by kwargs."""
-    expected = observation_space(algo, int(getattr(env.action_space, "n", game.N_CELLS)))
+    cells = getattr(env.action_space, "n", None)
+    if cells is None:
+        raise ValueError(f"{algo} needs an env whose actions are cells (Discrete); the env has "
+                         f"{env.action_space}")
+    expected = observation_space(algo, int(cells))
     if env.observation_space != expected:
         raise ValueError(f"{algo} needs observation space {expected}; the env has "
                          f"{env.observation_space} (build it with make_vec_env({algo!r}))")

@@ -67,7 +67,7 @@ def uses_one_hot(algo: str) -> bool:
     return check_algo(algo) != "maskable-ppo"
 
 
-def observation_space(algo: str, n_cells: int = game.N_CELLS) -> spaces.Space:
+def observation_space(algo: str, n_cells: int) -> spaces.Space:
     """The observation space the algorithm's models are built on, for a board of ``n_cells``."""
     if uses_one_hot(algo):
         return wrappers.one_hot_space(n_cells)
@@ -82,7 +82,7 @@ def board_space(n_cells: int) -> spaces.MultiDiscrete:
     return spaces.MultiDiscrete([3] * n_cells, dtype=dtype)
 
 
-def one_hot(obs: npt.ArrayLike, n_cells: int = game.N_CELLS) -> npt.NDArray[np.float32]:
+def one_hot(obs: npt.ArrayLike, n_cells: int) -> npt.NDArray[np.float32]:
     """Boards (N, cells) as OneHotObservation encodes them: (N, 3 * cells), planes first."""
     return wrappers.one_hot(np.asarray(obs).reshape(-1, n_cells))
 
@@ -206,14 +206,14 @@ class ModelPolicy:
 
 def _board_with(n_cells: int) -> game.Rules:
     """3x3 for 9 cells; any other size needs the board named (4x3 and 2x6 have 12 cells)."""
-    if n_cells == game.N_CELLS:
+    if n_cells == game.TICTACTOE.n_cells:
         return game.TICTACTOE
     raise ValueError(f"a model of {n_cells} cells: name its board (rules=game.rules(rows, cols, "
                      "win_length)); only 9 cells means 3x3x3")
 
 
 def _batch(obs: npt.ArrayLike, masks: npt.ArrayLike,
-           n_cells: int = game.N_CELLS) -> tuple[npt.NDArray, npt.NDArray]:
+           n_cells: int) -> tuple[npt.NDArray, npt.NDArray]:
     boards = np.asarray(obs, dtype=np.int8).reshape(-1, n_cells)
     legal = np.asarray(masks).reshape(-1, n_cells).astype(bool)
     if len(boards) != len(legal) or not legal.any(axis=1).all():

@@ -14,14 +14,15 @@ nobody moved after the game was won. Any other board raises ValueError saying wh
 breaks; no function answers for a position no game can reach (``utility`` of three rows of O,
 say, which no game ends in).
 
-Every function turns the board into its position code (``game.encode``) and reads the answer from
-the tables in :mod:`gym_tictactoe.game` and :mod:`gym_tictactoe.game.solver`, so this
-module holds no
-second copy of the rules and ``minimax`` is a look-up, not a search. Boards are never modified:
-``result`` builds a new board from the new code.
+Every function turns the board into its position code (``game.TICTACTOE.encode``) and reads the
+answer from tic-tac-toe's tables (``game.TICTACTOE.tables``) and :mod:`gym_tictactoe.game.solver`,
+so this module holds no second copy of the rules and ``minimax`` is a look-up, not a search.
+Boards are never modified: ``result`` builds a new board from the new code.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from gym_tictactoe import game
 from gym_tictactoe.checks import is_integer
@@ -37,7 +38,11 @@ Action = tuple[int, int]
 
 _CELL_CODES = {EMPTY: game.EMPTY, X: game.X, O: game.O}
 _CELL_MARKS = {code: mark for mark, code in _CELL_CODES.items()}
-_SIZE = game.ROWS
+_RULES = game.TICTACTOE  # the textbook's board, named once: every look-up below reads it
+_TABLES = _RULES.tables
+_REACHABLE = np.zeros(_RULES.n_codes, dtype=bool)
+_REACHABLE[_RULES.reachable] = True
+_SIZE = _RULES.rows
 
 
 def initial_state() -> Board:
@@ -49,12 +54,12 @@ def player(board: Board) -> str:
     """The side to move: X on the empty board, then alternating (X or O on a finished board).
 
     Like every function here, raises ValueError for a board no game can reach."""
-    return _CELL_MARKS[int(game.TO_MOVE[_code(board)])]
+    return _CELL_MARKS[int(_TABLES.to_move[_code(board)])]
 
 
 def actions(board: Board) -> set[Action]:
     """Every empty cell ``(i, j)`` of a game in progress; the empty set once the game is over."""
-    return {divmod(cell, _SIZE) for cell in game.legal_moves(_code(board))}
+    return {divmod(cell, _SIZE) for cell in _RULES.legal_moves(_code(board))}
 
 
 def result(board: Board, action: Action) -> Board:
@@ -65,23 +70,23 @@ def result(board: Board, action: Action) -> Board:
     """
     row, col = _check_action(action)
     code = _code(board)
-    if game.TERMINAL[code]:
+    if _TABLES.terminal[code]:
         raise ValueError(f"action {action!r} is not allowed: the game is over")
     cell = row * _SIZE + col
-    if not game.LEGAL_MASK[code, cell]:
-        taken = _CELL_MARKS[int(game.CELLS[code, cell])]
+    if not _TABLES.legal_mask[code, cell]:
+        taken = _CELL_MARKS[int(_TABLES.cells[code, cell])]
         raise ValueError(f"action {action!r} is not allowed: cell ({row}, {col}) holds {taken}")
-    return _board(game.play(code, cell))
+    return _board(_RULES.play(code, cell))
 
 
 def winner(board: Board) -> str | None:
     """X or O when that side has three in a row, otherwise None (game in progress or tie)."""
-    return _CELL_MARKS[int(game.WINNER[_code(board)])]
+    return _CELL_MARKS[int(_TABLES.winner[_code(board)])]
 
 
 def terminal(board: Board) -> bool:
     """True once someone has three in a row or every cell is filled."""
-    return bool(game.TERMINAL[_code(board)])
+    return bool(_TABLES.terminal[_code(board)])
 
 
 def utility(board: Board) -> int:
@@ -95,9 +100,9 @@ def minimax(board: Board) -> Action | None:
     The solver has already valued every position, so this reads its best-move table.
     """
     code = _code(board)
-    if game.TERMINAL[code]:
+    if _TABLES.terminal[code]:
         return None
-    return divmod(solver.best_moves(code)[0], _SIZE)
+    return divmod(solver.best_moves(code, _RULES)[0], _SIZE)
 
 
 def _code(board: Board) -> game.Position:
@@ -111,20 +116,20 @@ def _code(board: Board) -> game.Position:
     # `is` for EMPTY and exact str equality, so 0, False or "x" are rejected, not coerced.
     if not all(value is EMPTY or (isinstance(value, str) and value in (X, O)) for value in cells):
         raise ValueError(f"board cells must be X, O or EMPTY (None); got {board!r}")
-    code = game.encode([_CELL_CODES[value] for value in cells])
-    if not game.IS_REACHABLE[code]:
+    code = _RULES.encode([_CELL_CODES[value] for value in cells])
+    if not _REACHABLE[code]:
         raise ValueError(f"no game reaches the board {board!r}: {_why_unreachable(code)}")
     return code
 
 
 def _why_unreachable(code: game.Position) -> str:
     """Which rule of a real game an unreachable position breaks."""
-    cells = game.decode(code)
+    cells = _RULES.decode(code)
     x, o = int((cells == game.X).sum()), int((cells == game.O).sum())
     if x - o not in (0, 1):
         return (f"X moves first and the sides alternate, so X has as many marks as O or one "
                 f"more; got {x} X and {o} O")
-    won = int(game.WINNER[code])
+    won = int(_TABLES.winner[code])
     if won == game.BOTH_WIN:
         return "both X and O have three in a row, but the first line ends the game"
     if won == game.X and x == o:
@@ -149,5 +154,5 @@ def _check_action(action: Action) -> Action:
 
 def _board(code: game.Position) -> Board:
     """A fresh list-of-lists board for a code."""
-    marks = [_CELL_MARKS[int(v)] for v in game.decode(code)]
+    marks = [_CELL_MARKS[int(v)] for v in _RULES.decode(code)]
     return [marks[r * _SIZE : (r + 1) * _SIZE] for r in range(_SIZE)]

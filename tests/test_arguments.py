@@ -19,6 +19,7 @@ from gym_tictactoe.envs import pettingzoo, rendering
 from gym_tictactoe.envs.env import TicTacToeEnv
 from gym_tictactoe.envs.vector import TicTacToeVectorEnv
 from gym_tictactoe.game import starts
+from gym_tictactoe.players.mcts import MCTSPlayer, RolloutEvaluator
 from gym_tictactoe.players.opponents import (
     EpsilonOpponent,
     HeuristicOpponent,
@@ -128,6 +129,41 @@ def _snapshot_callback(every: Any) -> Any:
     return snapshot_callback(SnapshotPool(), every, "ppo", False)
 
 
+def _alphazero_policy(**kwargs: Any) -> Any:
+    from agents.alphazero.network import NetworkSettings, build
+    from agents.alphazero.policy import AlphaZeroPolicy
+
+    return AlphaZeroPolicy(build(NetworkSettings(channels=2, blocks=0)), game.TICTACTOE, **kwargs)
+
+
+def _alphazero_settings(**kwargs: Any) -> Any:
+    from agents.alphazero.self_play import PlaySettings
+    from agents.alphazero.training import AlphaZeroSettings
+
+    play = {key: kwargs.pop(key) for key in list(kwargs) if hasattr(PlaySettings, key)}
+    return AlphaZeroSettings(play=PlaySettings(**play), **kwargs)
+
+
+def _network(**kwargs: Any) -> Any:
+    from agents.alphazero.network import NetworkSettings
+
+    return NetworkSettings(**kwargs)
+
+
+def _batched(**kwargs: Any) -> Any:
+    from agents import q_batched
+
+    counts = {"episodes": 2, **kwargs}
+    return q_batched.train_batched(QLearningAgent(seed=0), TicTacToeVectorEnv(2),
+                                   counts.pop("episodes"), **counts)
+
+
+def _make_envs(num_envs: Any) -> Any:
+    from agents import q_batched
+
+    return q_batched.make_envs(QLearningAgent(seed=0), num_envs, "random")
+
+
 def _train_q(**kwargs: Any) -> Any:
     counts = {"episodes": 2, "refresh_every": 2, "eval_every": 2, **kwargs}
     return train_q(QLearningAgent(seed=0), SnapshotPool(), counts.pop("episodes"),
@@ -176,11 +212,38 @@ NUMBERS: list[tuple[str, Callable[[Any], Any], int | float]] = [
     ("solver_policy rows", lambda v: evaluation.solver_policy(rows=v), 3),
     ("evaluate win_length", lambda v: evaluation.evaluate(first_legal, win_length=v), 3),
     ("rgb_array size", lambda v: rendering.rgb_array(0, size=v), 90),
-    ("cli.arena games", lambda v: cli.arena(["random"], v, 0), 3),
+    ("cli.arena games", lambda v: cli.arena(["random"], v, 0, game.TICTACTOE), 3),
     ("start_probability", starts.check_start_probability, 0.5),
     ("TicTacToeSB3VecEnv num_envs", lambda v: _sb3_vec(num_envs=v), 3),
     ("TicTacToeSB3VecEnv start_probability", lambda v: _sb3_vec(start_probability=v), 0.5),
     ("ExactEvalCallback eval_every", _eval_callback, 3),
+    ("TicTacToeEnv cell_size", lambda v: TicTacToeEnv(cell_size=v), 40),
+    ("vector cols", lambda v: TicTacToeVectorEnv(2, cols=v), 3),
+    ("vector win_length", lambda v: TicTacToeVectorEnv(2, win_length=v), 3),
+    ("parallel_env rows", lambda v: pettingzoo.parallel_env(rows=v), 3),
+    ("AlphaBetaPlayer time_limit", lambda v: AlphaBetaPlayer(time_limit=v), 0.5),
+    ("MCTSPlayer max_simulations", lambda v: MCTSPlayer(v), 3),
+    ("MCTSPlayer exploration", lambda v: MCTSPlayer(exploration=v), 0.5),
+    ("MCTSPlayer radius", lambda v: MCTSPlayer(radius=v), 2),
+    ("MCTSPlayer rows", lambda v: MCTSPlayer(rows=v), 3),
+    ("RolloutEvaluator rollouts", RolloutEvaluator, 3),
+    ("rgb_array last", lambda v: rendering.rgb_array(0, last=v), 3),
+    ("ansi last", lambda v: rendering.ansi(0, last=v), 3),
+    ("q_batched.make_envs num_envs", _make_envs, 3),
+    ("train_batched episodes", lambda v: _batched(episodes=v), 3),
+    ("train_batched eval_every", lambda v: _batched(eval_every=v), 3),
+    ("sb3.make_vec_env n_envs", lambda v: _sb3("make_vec_env")("ppo", n_envs=v), 3),
+    ("sb3.make_training_env n_envs", lambda v: _sb3("make_training_env")("ppo", n_envs=v), 3),
+    ("AlphaZeroPolicy max_simulations", lambda v: _alphazero_policy(max_simulations=v), 3),
+    ("AlphaZeroPolicy c_puct", lambda v: _alphazero_policy(c_puct=v), 0.5),
+    ("NetworkSettings channels", lambda v: _network(channels=v), 3),
+    ("NetworkSettings blocks", lambda v: _network(blocks=v), 3),
+    *[(f"AlphaZeroSettings {name}", lambda v, name=name: _alphazero_settings(**{name: v}), 3)
+      for name in ("games_per_round", "steps_per_round", "batch_size", "buffer_size",
+                   "temperature_moves")],
+    *[(f"AlphaZeroSettings {name}", lambda v, name=name: _alphazero_settings(**{name: v}), 0.5)
+      for name in ("learning_rate", "weight_decay", "temperature", "dirichlet_alpha",
+                   "noise_fraction", "start_probability")],
 ]
 IDS = [name for name, _, _ in NUMBERS]
 
@@ -241,7 +304,7 @@ SEEDED: dict[str, Callable[[Any], Any]] = {
     "QLearningAgent.train": lambda s: QLearningAgent(seed=0).train(TicTacToeEnv(), 1, seed=s),
     "train_q": lambda s: _train_q(seed=s),
     "TicTacToeSB3VecEnv": lambda s: _sb3_vec(seed=s),
-    "cli.arena": lambda s: cli.arena(["random"], 1, s),
+    "cli.arena": lambda s: cli.arena(["random"], 1, s, game.TICTACTOE),
     "sb3.make_vec_env": lambda s: _sb3("make_vec_env")("ppo", n_envs=1, seed=s),
     "sb3.build_model": lambda s: _sb3("build_model")("dqn", _sb3("make_vec_env")("dqn", 1), s),
     "TicTacToeSB3VecEnv.seed": lambda s: _sb3_vec().seed(s),
@@ -294,6 +357,9 @@ def test_equal_boards_compare_equal_and_hash_alike():
     assert fresh != game.rules(4, 4, 3) and fresh != game.rules(3, 3, 2)
     assert fresh != (3, 3, 3) and fresh != "3x3x3"
     assert len({fresh, game.TICTACTOE, game.rules(4, 4, 3), game.Rules(4, 4, 3)}) == 2
+    numpy = game.Rules(np.int64(3), np.int32(3), np.uint8(3))  # NumPy sizes: the same value
+    assert numpy == fresh and hash(numpy) == hash(fresh) and {game.TICTACTOE: "t"}[numpy] == "t"
+    assert type(numpy.rows) is int and numpy.name == "3x3x3"
     assert pickle.loads(pickle.dumps(fresh)) == fresh
 
 

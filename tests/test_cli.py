@@ -20,6 +20,8 @@ from gym_tictactoe import cli, game
 from gym_tictactoe.cli import play as cli_play
 from gym_tictactoe.envs import rendering
 
+T3 = game.TICTACTOE  # tic-tac-toe's rules
+
 REPO = Path(__file__).resolve().parents[1]
 
 # You (X) play cells 0, 1, 3 and every reply of minimax is its only best move: 4 (the centre),
@@ -68,9 +70,9 @@ def test_play_a_full_game_with_bad_inputs(monkeypatch, capsys, seed):
 def test_the_board_a_person_reads_is_the_envs_ansi_render():
     # One numbering wherever a person reads a cell: play's board, the env's ansi render, the
     # env's actions and the losing lines of a report all count 0-8 row by row.
-    for code in (game.EMPTY_BOARD, game.encode([1, 0, 0, 0, 2, 0, 0, 0, 0])):
-        assert cli.board_text(code) + "\n" == rendering.ansi(code)
-        assert cli.board_text(code, last=4) + "\n" == rendering.ansi(code, last=4)
+    for code in (game.EMPTY_BOARD, T3.encode([1, 0, 0, 0, 2, 0, 0, 0, 0])):
+        assert cli.board_text(code, T3) + "\n" == rendering.ansi(code)
+        assert cli.board_text(code, T3, last=4) + "\n" == rendering.ansi(code, last=4)
 
 
 def test_the_prompt_says_how_to_quit_and_q_quits(monkeypatch, capsys):
@@ -171,8 +173,8 @@ def test_a_terminal_gets_line_editing_and_colour(monkeypatch):
     monkeypatch.setattr("sys.stdin.isatty", lambda: True)
     cli_play._line_editing()
     assert "readline" in sys.modules or sys.platform == "win32"
-    code = game.encode([1, 1, 1, 2, 2, 0, 0, 0, 0])
-    text = cli.board_text(code, last=2, colour=True)
+    code = T3.encode([1, 1, 1, 2, 2, 0, 0, 0, 0])
+    text = cli.board_text(code, T3, last=2, colour=True)
     assert text.count("\x1b[7m") == 3  # the winning line in reverse video
 
 
@@ -194,8 +196,8 @@ def test_ctrl_c_exits_130(monkeypatch, capsys):
     ],
 )
 def test_result_line(cells, line):
-    code = game.encode([".XO".index(c) for c in cells])
-    assert cli.result_line(code, {game.X: "you", game.O: "minimax"}) == line
+    code = T3.encode([".XO".index(c) for c in cells])
+    assert cli.result_line(code, {game.X: "you", game.O: "minimax"}, T3) == line
 
 
 def test_unknown_opponent_is_a_usage_error(capsys):
@@ -294,10 +296,10 @@ def test_random_play_outcome_matches_a_plain_recursion():
 @cache
 def _random_outcome(code: int) -> dict[str, float]:
     """The same probabilities by memoised recursion: an independent check of the DP."""
-    if game.TICTACTOE.is_terminal(code):
-        won = cli.RESULTS[game.winner(code)]
+    if T3.is_terminal(code):
+        won = cli.RESULTS[T3.winner(code)]
         return {name: float(name == won) for name in cli.RESULTS.values()}
-    children = [_random_outcome(game.play(code, cell)) for cell in game.legal_moves(code)]
+    children = [_random_outcome(T3.play(code, cell)) for cell in T3.legal_moves(code)]
     return {name: sum(child[name] for child in children) / len(children)
             for name in cli.RESULTS.values()}
 

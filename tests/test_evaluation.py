@@ -11,6 +11,8 @@ from gym_tictactoe.envs.env import TicTacToeEnv
 from gym_tictactoe.evaluation import Record
 from gym_tictactoe.game import basics
 
+T3 = game.TICTACTOE  # tic-tac-toe's rules
+
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 OTHER = {"X": "O", "O": "X"}
 
@@ -192,11 +194,11 @@ def test_random_solver_policy_is_perfect_and_varies_with_seed():
 
 def test_policy_moves_cover_exactly_the_positions_with_a_move():
     moves = evaluation.policy_moves(first_legal)
-    playing = np.zeros(game.N_CODES, dtype=bool)
-    playing[[game.encode(cells) for cells in plain_positions()]] = True
+    playing = np.zeros(T3.n_codes, dtype=bool)
+    playing[[T3.encode(cells) for cells in plain_positions()]] = True
     assert (moves[~playing] == evaluation.NO_MOVE).all()
     for cells in plain_positions():
-        assert moves[game.encode(cells)] == cells.index(0)
+        assert moves[T3.encode(cells)] == cells.index(0)
 
 
 # --- a weak deterministic policy and its losing lines ------------------------------------------
@@ -227,7 +229,7 @@ def test_random_table_move_rate_matches_brute_force():
     assert set(found) == set(expected)
     for board, blunder in found.items():
         assert blunder.move == table[board] and blunder.optimal_moves == expected[board]
-        assert blunder.code == game.encode(board)
+        assert blunder.code == T3.encode(board)
 
 
 @pytest.mark.parametrize("seat", ["X", "O"])
@@ -446,7 +448,7 @@ def plain_reached(table: dict, me: int) -> set:
 def test_reached_only_asks_only_where_the_policy_can_be_and_agrees(name):
     if name == "solver":
         moves = evaluation.policy_moves(evaluation.solver_policy())
-        table = {cells: int(moves[game.encode(cells)]) for cells in plain_positions()}
+        table = {cells: int(moves[T3.encode(cells)]) for cells in plain_positions()}
     else:
         table = {cells: cells.index(0) for cells in plain_positions()} if name == "first_legal" \
             else random_table()

@@ -27,16 +27,18 @@ from agents.models import load_policy
 from agents.q_learning import QLearningAgent
 from gym_tictactoe import game
 
+T3 = game.TICTACTOE  # tic-tac-toe's rules
+
 # About 3 s (Q) and 2 s per SB3 algorithm, 80 mutations each (the first SB3 case also pays
 # torch's one-time imports, 4 s): kept for what it guards, every way a damaged file can fail.
 N_MUTATIONS = {"q": 300, "sb3": 240}
 PEAK_BYTES = 16 * 2**20  # a 3x3 Q-table is 1.4 MB; the SB3 files here are a few KB
 HANG_SECONDS = 30
 
-CODES = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]][::40]
-BOARDS = np.where((game.TO_MOVE[CODES] == game.O)[:, None], game.SWAP[game.CELLS[CODES]],
-                  game.CELLS[CODES]).astype(np.int8)
-MASKS = game.LEGAL_MASK[CODES]
+CODES = T3.reachable[~T3.tables.terminal[T3.reachable]][::40]
+BOARDS = np.where((T3.tables.to_move[CODES] == game.O)[:, None], game.SWAP[T3.tables.cells[CODES]],
+                  T3.tables.cells[CODES]).astype(np.int8)
+MASKS = T3.tables.legal_mask[CODES]
 
 
 @contextmanager

@@ -12,6 +12,8 @@ from gym_tictactoe.cli import play as cli_play
 from gym_tictactoe.envs import picture, rendering
 from gym_tictactoe.players.opponents import parse_opponent
 
+T3 = game.TICTACTOE  # tic-tac-toe's rules
+
 pygame = pytest.importorskip("pygame")
 
 
@@ -87,7 +89,7 @@ def test_a_person_clicks_through_whole_games_in_both_seats(capsys) -> None:
     assert len(person.clicks) == sum(int((board == seat).sum())  # one click a move of ours
                                      for board, seat in zip(person.boards_seen, seats, strict=True))
     for board in person.boards_seen:  # every game was played out to its end
-        assert game.TICTACTOE.is_terminal(game.encode(board))
+        assert T3.is_terminal(T3.encode(board))
     assert the_match.human == game.O
     assert the_match.score["you"] == 0  # minimax never loses
     assert sum(the_match.score.values()) == 3
@@ -116,7 +118,7 @@ def test_clicks_off_the_board_or_on_a_taken_cell_are_ignored() -> None:
         pygame.event.clear()
         marks, make_event = steps[len(done)]
         # Nothing played until the left click on 4; then X on 4 and O's reply: 1 + 2.
-        assert game.TICTACTOE.decode(window_game.code).sum() == marks
+        assert T3.decode(window_game.code).sum() == marks
         done.append(make_event)
         pygame.event.post(make_event(window_game))
         return pygame.event.wait()

@@ -20,7 +20,7 @@ from gym_tictactoe.players.opponents import (
 
 T3 = game.TICTACTOE  # tic-tac-toe's rules, for lines that would not fit
 
-PLAYING = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]
+PLAYING = T3.reachable[~T3.tables.terminal[T3.reachable]]
 
 
 def board(text: str) -> np.ndarray:
@@ -32,11 +32,11 @@ def play_game(x_player, o_player, rng) -> int:
     code = game.EMPTY_BOARD
     for player in (x_player, o_player):
         reset_opponent(player, rng)
-    while not game.TERMINAL[code]:
-        mark = game.TICTACTOE.to_move(code)
+    while not T3.tables.terminal[code]:
+        mark = T3.to_move(code)
         player = x_player if mark == game.X else o_player
-        code = game.play(code, player.act(game.CELLS[code].copy(), mark, rng))
-    return game.winner(code)
+        code = T3.play(code, player.act(T3.tables.cells[code].copy(), mark, rng))
+    return T3.winner(code)
 
 
 def test_there_are_nine_named_opponents():
@@ -61,7 +61,7 @@ def test_minimax_plays_a_best_move_in_every_position():
     for seed in range(5):
         rng = np.random.default_rng(seed)
         for code in PLAYING:
-            move = player.act(game.CELLS[code], game.TICTACTOE.to_move(int(code)), rng)
+            move = player.act(T3.tables.cells[code], T3.to_move(int(code)), rng)
             assert best[code, move], (code, move)
 
 
@@ -77,9 +77,9 @@ def test_minimax_never_loses_to_any_sequence_of_replies():
     best = solver.solve().best
 
     def never_loses(code: int, me: int) -> bool:
-        if game.TERMINAL[code]:
-            return game.WINNER[code] in (0, me)
-        moves = best[code] if game.TO_MOVE[code] == me else game.LEGAL_MASK[code]
+        if T3.tables.terminal[code]:
+            return T3.tables.winner[code] in (0, me)
+        moves = best[code] if T3.tables.to_move[code] == me else T3.tables.legal_mask[code]
         return all(never_loses(int(T3.tables.next[code, m]), me) for m in np.flatnonzero(moves))
 
     assert never_loses(game.EMPTY_BOARD, game.X) and never_loses(game.EMPTY_BOARD, game.O)
@@ -126,14 +126,14 @@ def test_random_plays_every_legal_move_and_only_legal_moves():
     ],
 )
 def test_heuristic_rules(position, expected):
-    code = game.encode(board(position))
-    assert set(np.flatnonzero(heuristic.table()[code])) == expected
+    code = T3.encode(board(position))
+    assert set(np.flatnonzero(heuristic.table(T3)[code])) == expected
 
 
 def test_heuristic_is_beatable_but_takes_a_win_and_blocks():
     # Its naive fork block loses the line above: the perfect player's value there is a draw.
-    assert solver.value(game.encode(board("X...O...X"))) == 0
-    assert solver.value(game.encode(board("X.O.O...X"))) == 1
+    assert solver.value(T3.encode(board("X...O...X"))) == 0
+    assert solver.value(T3.encode(board("X.O.O...X"))) == 1
 
 
 def test_epsilon_is_a_dial_from_the_inner_player_to_random():
@@ -196,7 +196,7 @@ def test_same_rng_seed_same_moves_whatever_the_global_state(name):
     def moves(global_seed):
         np.random.seed(global_seed)  # must make no difference: opponents use only the rng given
         rng, player = np.random.default_rng(7), make_opponent(name)
-        return [player.act(game.CELLS[c], T3.to_move(int(c)), rng) for c in PLAYING[:300:3]]
+        return [player.act(T3.tables.cells[c], T3.to_move(int(c)), rng) for c in PLAYING[:300:3]]
 
     assert moves(1) == moves(2)
 
@@ -221,7 +221,7 @@ def test_parse_opponent_specs():
 def test_heuristic_throws_the_value_away_in_82_positions():
     # The README's figure: positions where one of its candidate moves loses the game value.
     keeps = solver.solve().keeps_value[PLAYING]
-    assert int((heuristic.table()[PLAYING] & ~keeps).any(axis=1).sum()) == 82
+    assert int((heuristic.table(T3)[PLAYING] & ~keeps).any(axis=1).sum()) == 82
 
 
 @pytest.mark.parametrize(

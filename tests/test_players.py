@@ -13,6 +13,8 @@ from gym_tictactoe.game.positions import from_board, new_position
 from gym_tictactoe.players.opponents import EpsilonOpponent, MixtureOpponent, RandomOpponent
 from gym_tictactoe.players.protocol import as_player
 
+T3 = game.TICTACTOE  # tic-tac-toe's rules
+
 BOARDS = [(3, 3, 3), (4, 5, 4), (6, 6, 4)]  # tables; codes kept on cell boards; cells only
 
 
@@ -92,7 +94,7 @@ def test_an_object_with_act_is_wrapped_once_and_a_builtin_is_not():
     assert as_player(builtin, game.TICTACTOE) is builtin
     wrapped = as_player(custom, game.TICTACTOE)
     assert wrapped is not custom and wrapped.opponent is custom
-    assert wrapped.move(new_position(), np.random.default_rng(0)) == 0
+    assert wrapped.move(new_position(T3), np.random.default_rng(0)) == 0
 
 
 @pytest.mark.parametrize("size", BOARDS)
@@ -123,9 +125,9 @@ def test_a_player_written_as_one_class_plays_the_command_lines_game():
     # Highest (X) takes 8, 7, 6 while Lowest (O) takes 0, 1: X completes the bottom row.
     seen = []
     final = play_game({game.X: Highest(), game.O: Lowest()}, np.random.default_rng(0),
-                      lambda code, mark, cell: seen.append((mark, cell)))
+                      lambda code, mark, cell: seen.append((mark, cell)), rules=T3)
     assert seen == [(game.X, 8), (game.O, 0), (game.X, 7), (game.O, 1), (game.X, 6)]
-    assert game.winner(final) == game.X
+    assert T3.winner(final) == game.X
     big = game.rules(6, 6, 4)  # a board without codes kept: the final code is computed
     final = play_game({game.X: Highest(**big.kwargs), game.O: Lowest(**big.kwargs)},
                       np.random.default_rng(0), rules=big)

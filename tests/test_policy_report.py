@@ -156,10 +156,10 @@ def test_policy_values_use_what_the_policy_offers(agent):
 
 def test_solver_values_and_a_bad_board():
     # X to move with 0 and 1 taken, O on 3 and 4: X wins at once on 2.
-    scores = solver_values([1, 1, 0, 2, 2, 0, 0, 0, 0])
+    scores = solver_values([1, 1, 0, 2, 2, 0, 0, 0, 0], game.TICTACTOE)
     assert scores[2] == 9 and scores[0] == -128  # H - 1: a win in 1 ply; occupied
     with pytest.raises(ValueError, match="no position with a move to make"):
-        solver_values([1, 1, 1, 2, 2, 0, 0, 0, 0])
+        solver_values([1, 1, 1, 2, 2, 0, 0, 0, 0], game.TICTACTOE)
     with pytest.raises(ValueError, match="a 3x3 board is a position code or 9 cells"):
         policy_heatmap(UniformPolicy(), [1, 2])
 

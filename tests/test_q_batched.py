@@ -102,8 +102,8 @@ def test_a_compact_board_trains_and_its_file_refuses_another_board(tmp_path):
 
 @pytest.mark.parametrize("batch", [0, -3, 2**30, True, 4.0, "64"])
 def test_a_bad_batch_size_is_one_clear_error(batch):
-    with pytest.raises(ValueError, match=r"batch size .* must be an integer from 1 to [\d,]+ on "
-                                         r"this board; got"):
+    with pytest.raises(ValueError, match=r"^num_envs must be an integer from 1 to [\d,]+ \(the "
+                                         r"boards trained at once: .* on this board\); got"):
         q_batched.make_envs(QLearningAgent(seed=0), batch, "random")
 
 

@@ -17,22 +17,23 @@ from zip_helpers import move_central_directory, set_version_needed
 import gym_tictactoe  # noqa: F401  (registers TicTacToe-v0)
 from agents.q_learning import (
     FORMAT,
-    TABLE_SHAPE,
     TRAINING_OPPONENT,
     QLearningAgent,
     symmetry_tables,
 )
 from gym_tictactoe import evaluation, game
-from gym_tictactoe.envs.env import VIEWS, TicTacToeEnv
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.game.positions import views
 from gym_tictactoe.players.opponents import parse_opponent
 
 T3 = game.TICTACTOE  # tic-tac-toe's rules, for lines that would not fit
 
-PLAYING = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]
+PLAYING = T3.reachable[~T3.tables.terminal[T3.reachable]]
 # Every position with a move to make, as its side to move sees it, and its legal cells.
-OBSERVATIONS = VIEWS[game.TO_MOVE[PLAYING] - 1, PLAYING]
-CODES = OBSERVATIONS.astype(np.int64) @ game.POW3  # the agent's codes: 1 own mark, 2 the other's
-MASKS = game.LEGAL_MASK[PLAYING]
+OBSERVATIONS = views(T3)[T3.tables.to_move[PLAYING] - 1, PLAYING]
+CODES = OBSERVATIONS.astype(np.int64) @ T3.pow3  # the agent's codes: 1 own mark, 2 the other's
+MASKS = T3.tables.legal_mask[PLAYING]
+T3_TABLE = (T3.n_codes, T3.n_cells)  # the shape of a 3x3 agent's tables
 
 
 def training_env(opponent: str = TRAINING_OPPONENT) -> TicTacToeEnv:
@@ -65,13 +66,13 @@ class OneMoveEnv(gym.Env):
 
 @pytest.mark.parametrize("symmetric", [True, False])
 def test_images_of_a_position_share_its_row_with_cells_mapped(symmetric):
-    rows, columns = symmetry_tables(symmetric)
-    for s, perm in enumerate(game.TICTACTOE.symmetries):
-        images = game.CELLS[PLAYING][:, perm].astype(np.int64) @ game.POW3
+    rows, columns = symmetry_tables(symmetric, T3)
+    for s, perm in enumerate(T3.symmetries):
+        images = T3.tables.cells[PLAYING][:, perm].astype(np.int64) @ T3.pow3
         same_row = rows[images] == rows[PLAYING]
         assert same_row.all() if symmetric else np.array_equal(same_row, images == PLAYING)
         if symmetric:  # cell a of the position is cell INVERSE[s][a] of its image
-            moved = columns[images][:, game.TICTACTOE.inverse_symmetries[s]]
+            moved = columns[images][:, T3.inverse_symmetries[s]]
             assert (moved == columns[PLAYING]).all()
 
 
@@ -91,7 +92,7 @@ def test_without_sharing_an_update_stays_on_its_own_position():
     agent = QLearningAgent(seed=0, symmetric=False)
     agent.train(OneMoveEnv(obs), 1)
     assert np.count_nonzero(agent.q_values(obs)) == 1
-    for perm in game.TICTACTOE.symmetries[1:]:
+    for perm in T3.symmetries[1:]:
         assert not agent.q_values(obs[perm]).any()
 
 
@@ -110,8 +111,8 @@ def test_equivalent_cells_of_a_symmetric_position_share_one_value():
 @pytest.mark.parametrize("symmetric", [True, False])
 def test_act_is_always_legal_even_where_illegal_cells_look_best(symmetric):
     agent = QLearningAgent(seed=0, symmetric=symmetric)
-    agent.q[:] = np.random.default_rng(1).normal(size=TABLE_SHAPE)
-    rows, columns = symmetry_tables(symmetric)
+    agent.q[:] = np.random.default_rng(1).normal(size=T3_TABLE)
+    rows, columns = symmetry_tables(symmetric, T3)
     occupied = OBSERVATIONS != 0
     agent.q[np.repeat(rows[CODES], 9).reshape(-1, 9)[occupied], columns[CODES][occupied]] = 1e9
     batch = agent.act_batch(OBSERVATIONS, MASKS)
@@ -267,7 +268,7 @@ def corrupt(saved: Path, case: str) -> Path:
     else:
         changes = {"no marker": {"format": None}, "foreign marker": {"format": "sb3/1"},
                    "wrong shape": {"q": np.zeros((9, 9))},
-                   "wrong dtype": {"q": np.zeros(TABLE_SHAPE, dtype=np.int64)},
+                   "wrong dtype": {"q": np.zeros(T3_TABLE, dtype=np.int64)},
                    "bad config": {"config": '{"alpha": 7}'}}[case]
         arrays.update(changes)
         np.savez(target, **{k: np.asarray(v) for k, v in arrays.items() if v is not None})
@@ -362,9 +363,9 @@ def test_an_oversized_entry_is_refused(saved, tmp_path):
 
 
 @pytest.mark.parametrize(("visits", "message"), [
-    (np.full(TABLE_SHAPE, 2**64 - 1, dtype=np.uint64), r"'visits' must be int64 .* found uint64"),
-    (np.full(TABLE_SHAPE, -1, dtype=np.int64), "'visits' must be counts from 0"),
-    (np.full(TABLE_SHAPE, 2**63 - 1, dtype=np.int64), "'visits' must be counts from 0"),
+    (np.full(T3_TABLE, 2**64 - 1, dtype=np.uint64), r"'visits' must be int64 .* found uint64"),
+    (np.full(T3_TABLE, -1, dtype=np.int64), "'visits' must be counts from 0"),
+    (np.full(T3_TABLE, 2**63 - 1, dtype=np.int64), "'visits' must be counts from 0"),
 ])
 def test_visit_counts_are_checked_before_any_cast(saved, tmp_path, visits, message):
     path = rewrite(saved, tmp_path / "visits.npz", visits=npy(visits))
@@ -373,7 +374,7 @@ def test_visit_counts_are_checked_before_any_cast(saved, tmp_path, visits, messa
 
 
 def test_a_truncated_entry_is_refused(saved, tmp_path):
-    path = rewrite(saved, tmp_path / "short.npz", q=npy_header("<f8", TABLE_SHAPE, b"\0" * 80))
+    path = rewrite(saved, tmp_path / "short.npz", q=npy_header("<f8", T3_TABLE, b"\0" * 80))
     with pytest.raises(ValueError, match="entry 'q' is truncated"):
         QLearningAgent.load(path)
 

@@ -16,6 +16,8 @@ from gym_tictactoe.envs import picture, rendering
 from gym_tictactoe.envs.env import TicTacToeEnv
 from gym_tictactoe.game import notation
 
+T3 = game.TICTACTOE  # tic-tac-toe's rules
+
 CELL = 80  # the default cell size of 3x3
 LAYOUT = picture.layout((3, 3), CELL)
 REPO = Path(__file__).resolve().parents[1]
@@ -24,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 def position(*moves: int) -> int:
     code = game.EMPTY_BOARD
     for cell in moves:
-        code = game.play(code, cell)
+        code = T3.play(code, cell)
     return code
 
 
@@ -67,7 +69,7 @@ def test_ansi_shows_marks_in_their_cells() -> None:
     assert ansi_cells(text) == ["O", "1", "2", "3", "X", "5", "6", "7", "X"]
 
 
-@pytest.mark.parametrize("code", [-1, game.N_CODES])
+@pytest.mark.parametrize("code", [-1, T3.n_codes])
 def test_codes_out_of_range_are_rejected(code: int) -> None:
     with pytest.raises(ValueError, match="position code"):
         rendering.ansi(code)
@@ -298,7 +300,7 @@ def test_env_render_returns_text_and_images_of_the_current_board(agent_mark: str
         _, _, _, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
         boards.append(info["board"])
     assert np.array_equal(*boards)  # same seed, same moves
-    code, last = game.encode(boards[0]), info["opponent_action"]
+    code, last = T3.encode(boards[0]), info["opponent_action"]
     assert text_env.last_move == image_env.last_move == last
     assert text_env.render() == rendering.ansi(code, last=last)
     assert np.array_equal(image_env.render(), rendering.rgb_array(code, last=last))

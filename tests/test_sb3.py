@@ -28,6 +28,8 @@ from agents import sb3, sb3_files
 from gym_tictactoe import evaluation, game
 from gym_tictactoe.envs.wrappers import OneHotObservation
 
+T3 = game.TICTACTOE  # tic-tac-toe's rules
+
 # A few updates within a few hundred timesteps on 2 envs.
 _PPO_SMALL = {"n_steps": 64, "batch_size": 64, "n_epochs": 2}
 SMALL = {"maskable-ppo": _PPO_SMALL, "ppo": _PPO_SMALL,
@@ -59,10 +61,10 @@ def trained():
 
 def _positions() -> tuple[np.ndarray, np.ndarray]:
     """Every position with a move to make, seen by the side to move, and its mask."""
-    codes = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]
-    o_to_move = (game.TO_MOVE[codes] == game.O)[:, None]
-    boards = np.where(o_to_move, game.SWAP[game.CELLS[codes]], game.CELLS[codes])
-    return boards.astype(np.int8), game.LEGAL_MASK[codes]
+    codes = T3.reachable[~T3.tables.terminal[T3.reachable]]
+    o_to_move = (T3.tables.to_move[codes] == game.O)[:, None]
+    boards = np.where(o_to_move, game.SWAP[T3.tables.cells[codes]], T3.tables.cells[codes])
+    return boards.astype(np.int8), T3.tables.legal_mask[codes]
 
 
 def _report(result: str, rate: float) -> evaluation.Report:
@@ -89,7 +91,8 @@ def test_build_model_refuses_the_wrong_encoding():
 def test_make_env_builds_a_monitored_env(one_hot):
     env = sb3.make_env(agent_mark="O", one_hot=one_hot, seed=3)()
     obs, _ = env.reset(seed=3)
-    assert env.observation_space == sb3.observation_space("dqn" if one_hot else "maskable-ppo")
+    algo = "dqn" if one_hot else "maskable-ppo"
+    assert env.observation_space == sb3.observation_space(algo, T3.n_cells)
     assert obs in env.observation_space
     assert isinstance(env.env if one_hot else env, Monitor)
     # The opponent (X) has moved: the mask reaches through the wrappers.
@@ -100,7 +103,7 @@ def test_one_hot_matches_the_wrapper():
     boards, _ = _positions()
     wrapper = OneHotObservation(sb3.make_env()())
     expected = np.stack([wrapper.observation(board) for board in boards[::50]])
-    np.testing.assert_array_equal(sb3.one_hot(boards[::50]), expected)
+    np.testing.assert_array_equal(sb3.one_hot(boards[::50], T3.n_cells), expected)
 
 
 def test_make_vec_env_lets_maskable_ppo_find_the_masks():
@@ -113,8 +116,8 @@ def test_make_vec_env_lets_maskable_ppo_find_the_masks():
 def test_maskable_ppo_learns_with_the_env_masks(trained):
     buffer = trained["maskable-ppo"].rollout_buffer
     # Every stored mask is the empty cells of its observation, and every action obeys it.
-    masks = buffer.action_masks.reshape(-1, game.N_CELLS).astype(bool)
-    boards = buffer.observations.reshape(-1, game.N_CELLS)
+    masks = buffer.action_masks.reshape(-1, T3.n_cells).astype(bool)
+    boards = buffer.observations.reshape(-1, T3.n_cells)
     np.testing.assert_array_equal(masks, boards == 0)
     actions = buffer.actions.reshape(-1).astype(int)
     assert masks[np.arange(actions.size), actions].all()
@@ -170,7 +173,7 @@ def test_stochastic_ppo_is_renormalised_over_the_legal_cells(trained):
     policy = sb3.ModelPolicy(trained["ppo"], stochastic=True)
     with torch.no_grad():
         full = trained["ppo"].policy.get_distribution(
-            torch.as_tensor(sb3.one_hot(boards))).distribution.probs.numpy()
+            torch.as_tensor(sb3.one_hot(boards, T3.n_cells))).distribution.probs.numpy()
     legal = np.where(masks, full, 0.0)
     np.testing.assert_allclose(policy.action_probabilities_batch(boards, masks),
                                legal / legal.sum(axis=1, keepdims=True), atol=1e-6)

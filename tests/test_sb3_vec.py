@@ -152,7 +152,7 @@ def test_canonical_adapter_shows_canonical_boards_and_maps_moves_and_masks_back(
                              start_probability=0.5, seed=0)
     obs, rng = env.reset(), np.random.default_rng(0)
     for _ in range(60):
-        codes = obs.astype(np.int64) @ game.POW3
+        codes = obs.astype(np.int64) @ T3.pow3
         assert (T3.tables.canonical[codes] == codes).all()  # every board in its lowest orientation
         masks = env.action_masks()
         assert (masks == (obs == 0)).all()  # the mask of the board as shown

@@ -20,7 +20,9 @@ from gym_tictactoe.players.opponents import make_opponent, parse_opponent
 from gym_tictactoe.players.search import MAX_NODES, AlphaBetaPlayer
 from gym_tictactoe.players.threats import FOUR_BONUS, GAIN_SHIFT, LOW, LinePosition, geometry
 
-PLAYING = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]
+T3 = game.TICTACTOE  # tic-tac-toe's rules
+
+PLAYING = T3.reachable[~T3.tables.terminal[T3.reachable]]
 
 
 def perfect(rows: int = 3, cols: int = 3, k: int = 3) -> AlphaBetaPlayer:
@@ -95,7 +97,7 @@ def test_perfect_on_every_tic_tac_toe_position():
     solution, player = solver.solve(), perfect()
     assert len(PLAYING) == 4520
     for code in PLAYING:
-        result = player.search(game.CELLS[code], game.TICTACTOE.to_move(int(code)))
+        result = player.search(T3.tables.cells[code], T3.to_move(int(code)))
         assert set(result.moves) == set(np.flatnonzero(solution.best[code]).tolist()), code
         assert result.score == solution.score[code] and result.proven, code
 
@@ -108,7 +110,7 @@ def test_perfect_play_draws_like_minimax_from_the_same_rng():
     for code in PLAYING:
         best = np.flatnonzero(solution.best[code])
         expected = best[int(theirs.random() * best.size)] if best.size > 1 else best[0]
-        assert player.act(game.CELLS[code], game.TICTACTOE.to_move(int(code)), mine) == expected
+        assert player.act(T3.tables.cells[code], T3.to_move(int(code)), mine) == expected
 
 
 @pytest.mark.parametrize("settings", [{}, {"max_nodes": 300}])
@@ -116,7 +118,7 @@ def test_with_limits_it_still_keeps_the_value_of_every_tic_tac_toe_position(sett
     """Small boards are searched at full width, so even a budgeted search never blunders."""
     keeps, player = solver.solve().keeps_value, AlphaBetaPlayer(**settings)
     for code in PLAYING:
-        moves = player.search(game.CELLS[code], game.TICTACTOE.to_move(int(code))).moves
+        moves = player.search(T3.tables.cells[code], T3.to_move(int(code))).moves
         assert keeps[code, list(moves)].all(), (code, moves)
 
 

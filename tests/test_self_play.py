@@ -16,12 +16,14 @@ from gym_tictactoe.envs.env import TicTacToeEnv
 from gym_tictactoe.players.opponents import MixtureOpponent
 from gym_tictactoe.players.stochastic import UniformPolicy
 
+T3 = game.TICTACTOE  # tic-tac-toe's rules
+
 
 def _positions() -> tuple[np.ndarray, np.ndarray]:
-    codes = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]
-    o_to_move = (game.TO_MOVE[codes] == game.O)[:, None]
-    boards = np.where(o_to_move, game.SWAP[game.CELLS[codes]], game.CELLS[codes])
-    return boards.astype(np.int8), game.LEGAL_MASK[codes]
+    codes = T3.reachable[~T3.tables.terminal[T3.reachable]]
+    o_to_move = (T3.tables.to_move[codes] == game.O)[:, None]
+    boards = np.where(o_to_move, game.SWAP[T3.tables.cells[codes]], T3.tables.cells[codes])
+    return boards.astype(np.int8), T3.tables.legal_mask[codes]
 
 
 def test_a_new_pool_plays_uniformly_random_snapshots():

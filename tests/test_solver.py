@@ -35,13 +35,13 @@ def plain_minimax(cells: tuple) -> tuple[int, int]:
 
 
 def board(text: str) -> int:
-    return game.encode([".XO".index(ch) for ch in text])
+    return T3.encode([".XO".index(ch) for ch in text])
 
 
 def test_values_and_distances_match_plain_minimax_everywhere():
     solution = solver.solve()
-    for code in game.TICTACTOE.reachable:
-        value, plies = plain_minimax(tuple(int(v) for v in game.CELLS[code]))
+    for code in T3.reachable:
+        value, plies = plain_minimax(tuple(int(v) for v in T3.tables.cells[code]))
         assert (solution.value[code], solution.distance[code]) == (value, plies), code
 
 
@@ -71,10 +71,10 @@ def test_best_moves_win_fastest_and_lose_slowest():
 
 def test_best_moves_are_exactly_the_moves_plain_minimax_prefers():
     best = solver.solve().best
-    for code in game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]:
-        cells = tuple(int(v) for v in game.CELLS[code])
+    for code in T3.reachable[~T3.tables.terminal[T3.reachable]]:
+        cells = tuple(int(v) for v in T3.tables.cells[code])
         target = plain_minimax(cells)
-        mark = game.TICTACTOE.to_move(int(code))
+        mark = T3.to_move(int(code))
         chosen = []
         for i in (i for i in range(9) if cells[i] == 0):
             value, plies = plain_minimax(cells[:i] + (mark,) + cells[i + 1 :])
@@ -85,19 +85,19 @@ def test_best_moves_are_exactly_the_moves_plain_minimax_prefers():
 
 def test_move_masks_nest_inside_the_legal_moves():
     solution = solver.solve()
-    playing = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]
-    legal = game.LEGAL_MASK[playing].astype(bool)
+    playing = T3.reachable[~T3.tables.terminal[T3.reachable]]
+    legal = T3.tables.legal_mask[playing].astype(bool)
     assert (solution.best[playing] <= solution.keeps_value[playing]).all()
     assert (solution.keeps_value[playing] <= legal).all()
     assert solution.best[playing].any(axis=1).all()
-    assert not solution.keeps_value[T3.reachable[game.TERMINAL[T3.reachable]]].any()
+    assert not solution.keeps_value[T3.reachable[T3.tables.terminal[T3.reachable]]].any()
 
 
 def test_value_keeping_moves_keep_the_value():
     solution = solver.solve()
-    for code in game.TICTACTOE.reachable[::5]:
-        for cell in np.flatnonzero(game.LEGAL_MASK[code]):
-            kept = solution.value[game.TICTACTOE.tables.next[code, cell]] == solution.value[code]
+    for code in T3.reachable[::5]:
+        for cell in np.flatnonzero(T3.tables.legal_mask[code]):
+            kept = solution.value[T3.tables.next[code, cell]] == solution.value[code]
             assert solution.keeps_value[code, cell] == kept
 
 

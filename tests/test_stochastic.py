@@ -12,6 +12,8 @@ from gym_tictactoe.envs.env import TicTacToeEnv
 from gym_tictactoe.evaluation import UniformPolicy, answers
 from gym_tictactoe.game import solver
 
+T3 = game.TICTACTOE  # tic-tac-toe's rules
+
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 
 
@@ -150,12 +152,12 @@ def test_epsilon_policy_can_lose_and_its_losing_line_has_positive_probability():
         me = game.MARKS[seat]
         code = game.EMPTY_BOARD
         for cell in response.losing_line:
-            if game.TICTACTOE.to_move(code) == me:
-                obs = game.decode(code) if me == game.X else game.SWAP[game.decode(code)]
-                mask = game.LEGAL_MASK[code][None]
+            if T3.to_move(code) == me:
+                obs = T3.decode(code) if me == game.X else game.SWAP[T3.decode(code)]
+                mask = T3.tables.legal_mask[code][None]
                 assert policy.action_probabilities_batch(obs[None], mask)[0, cell] > 0
-            code = game.play(code, cell)
-        assert game.TICTACTOE.is_terminal(code) and game.winner(code) == game.SWAP[me]
+            code = T3.play(code, cell)
+        assert T3.is_terminal(code) and T3.winner(code) == game.SWAP[me]
 
 
 def test_single_and_batch_probabilities_give_the_same_measures():

@@ -258,11 +258,11 @@ def test_the_rule_is_exactly_reachability():
     from gym_tictactoe.textbook import _board
 
     refused = 0
-    for code in range(game.N_CODES):
+    for code in range(game.TICTACTOE.n_codes):
         try:
             terminal(_board(code))
         except ValueError as error:
             assert "no game reaches the board" in str(error)
             assert "no sequence of legal moves" not in str(error)  # a specific reason
             refused += 1
-    assert refused == game.N_CODES - 5478
+    assert refused == game.TICTACTOE.n_codes - 5478

@@ -34,7 +34,9 @@ from gym_tictactoe.players.opponents import (
     TableOpponent,
 )
 
-PLAYING = game.TICTACTOE.reachable[~game.TERMINAL[game.TICTACTOE.reachable]]
+T3 = game.TICTACTOE  # tic-tac-toe's rules
+
+PLAYING = T3.reachable[~T3.tables.terminal[T3.reachable]]
 Step = tuple[Any, ...]
 
 
@@ -43,9 +45,9 @@ class Highest(TableOpponent):
 
     @property
     def table(self) -> np.ndarray:
-        table = np.zeros((game.N_CODES, game.N_CELLS), dtype=bool)
-        highest = game.N_CELLS - 1 - np.argmax(game.LEGAL_MASK[:, ::-1], axis=1)
-        table[np.arange(game.N_CODES), highest] = game.LEGAL_MASK.any(axis=1)
+        table = np.zeros((T3.n_codes, T3.n_cells), dtype=bool)
+        highest = T3.n_cells - 1 - np.argmax(T3.tables.legal_mask[:, ::-1], axis=1)
+        table[np.arange(T3.n_codes), highest] = T3.tables.legal_mask.any(axis=1)
         return table
 
 
@@ -266,7 +268,7 @@ def test_illegal_action_raise_names_the_move_and_changes_nothing():
     vec = TicTacToeVectorEnv(3, opponent="minimax", agent_mark="O", illegal_action="raise")
     vec.reset(seed=0)
     codes, actions = vec.codes.copy(), vec.action_masks().argmax(axis=1)
-    actions[1] = np.flatnonzero(vec.codes[1] // game.POW3 % 3)[0]
+    actions[1] = np.flatnonzero(vec.codes[1] // T3.pow3 % 3)[0]
     with pytest.raises(ValueError, match=r"illegal action \d on board 1 .*legal moves there"):
         vec.step(actions)
     assert (vec.codes == codes).all()
@@ -385,7 +387,7 @@ class _Counted:
 
     def _act_batch(self, observations, masks):
         self.calls, self.boards = self.calls + 1, self.boards + len(observations)
-        codes = np.asarray(observations, dtype=np.int64) @ game.POW3  # the policy's own view
+        codes = np.asarray(observations, dtype=np.int64) @ T3.pow3  # the policy's own view
         return solver.solve(game.TICTACTOE).best_of(codes, game.X).argmax(axis=1)
 
 
@@ -405,7 +407,7 @@ def test_a_batched_policy_opponent_is_asked_once_per_step_with_the_same_replies(
 
 def test_a_table_with_illegal_moves_is_rejected():
     class Cheater(TableOpponent):
-        table = np.ones((game.N_CODES, game.N_CELLS), dtype=bool)
+        table = np.ones((T3.n_codes, T3.n_cells), dtype=bool)
 
     with pytest.raises(ValueError, match="legal moves only"):
         TicTacToeVectorEnv(2, opponent=Cheater())
@@ -420,7 +422,7 @@ def test_render_ansi_gives_one_text_board_per_env():
 
 
 def replies(opponent: Any, codes: np.ndarray, seed: int = 0) -> np.ndarray:
-    player = vectorize_opponent(opponent, len(codes))
+    player = vectorize_opponent(opponent, len(codes), T3)
     boards, rng = np.arange(len(codes)), np.random.default_rng(seed)
     player.reset(boards, rng)
     return player.act(codes.astype(np.int64), boards, rng)
@@ -437,16 +439,16 @@ def test_minimax_replies_are_solver_best_and_break_ties_at_random():
 
 def test_heuristic_replies_follow_its_table():
     codes = np.repeat(PLAYING, 10)
-    assert heuristic.table()[codes, replies("heuristic", codes)].all()
+    assert heuristic.table(T3)[codes, replies("heuristic", codes)].all()
 
 
 def test_random_replies_are_legal_cover_every_legal_cell_and_are_uniform():
     codes = np.repeat(PLAYING, 200)
     cells = replies("random", codes)
-    assert game.LEGAL_MASK[codes, cells].all()
-    played = np.zeros((game.N_CODES, 9), dtype=bool)
+    assert T3.tables.legal_mask[codes, cells].all()
+    played = np.zeros((T3.n_codes, 9), dtype=bool)
     played[codes, cells] = True
-    assert (played[PLAYING] == game.LEGAL_MASK[PLAYING].astype(bool)).all()
+    assert (played[PLAYING] == T3.tables.legal_mask[PLAYING].astype(bool)).all()
     counts = np.bincount(replies("random", np.zeros(90_000, dtype=np.int64)), minlength=9)
     assert np.abs(counts - 10_000).max() < 500  # about 5 standard deviations
 

@@ -25,7 +25,7 @@ class Quit(Exception):
 
 def play_game(
     players: dict[int, Opponent], rng: np.random.Generator, on_move: MoveCallback | None = None,
-    rules: game.Rules = game.TICTACTOE,
+    *, rules: game.Rules,
 ) -> game.Position:
     """One game from the empty board between ``players[X]`` and ``players[O]``; the last position.
 
@@ -46,8 +46,7 @@ def play_game(
     return code_of(position)
 
 
-def result_line(code: game.Position, names: dict[int, str],
-                rules: game.Rules = game.TICTACTOE) -> str:
+def result_line(code: game.Position, names: dict[int, str], rules: game.Rules) -> str:
     """"You win", "You lose" or "Draw", with the winning line's cells."""
     won = rules.winner(code)
     if won == game.NO_WINNER:

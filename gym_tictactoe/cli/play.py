@@ -23,7 +23,7 @@ import numpy.typing as npt
 from gymnasium.error import DependencyNotInstalled
 
 from gym_tictactoe import game
-from gym_tictactoe.cli.arguments import opponent_spec, player_names, seed_arg
+from gym_tictactoe.cli.arguments import player_names, player_spec, seed_arg
 from gym_tictactoe.cli.match import EXIT_MISSING_EXTRA, Quit, play_game, result_line
 from gym_tictactoe.cli.models import players_for
 from gym_tictactoe.envs import rendering
@@ -50,10 +50,12 @@ def add_play(subparsers: argparse._SubParsersAction, add_board) -> None:
         "edges); q quits. After a game, play another in the same or swapped seats; the score "
         "is kept. End of input leaves (exit 0); Ctrl-C exits 130.",
     )
-    play.add_argument("--opponent", default=None, type=opponent_spec,
+    play.add_argument("--opponent", default=None, type=player_spec,
                       help="who you play against: a name or spec, as train.py --opponent "
                       f"({', '.join(player_names())}; default: the strongest for the board, "
-                      "minimax (which never loses) up to 16 cells, alphabeta beyond)")
+                      "minimax (which never loses) up to 16 cells, alphabeta beyond), or a "
+                      "model file train.py wrote (an AlphaZero model with a search of N "
+                      "simulations a move: model.npz:simulations=N)")
     play.add_argument("--as", dest="mark", default="X", choices=("X", "O"),
                       help="your mark; X moves first (default: X)")
     play.add_argument("--seed", type=seed_arg, default=None,
@@ -134,7 +136,7 @@ class Match:
         """One game, ``human`` moving for the person; the final position (tallied)."""
         other = game.X + game.O - self.human
         final = play_game({self.human: human, other: self.opponent}, self.rng, on_move,
-                          self.rules)
+                          rules=self.rules)
         won = self.rules.winner(final)
         self.score["draws" if won == game.NO_WINNER else self.names[won]] += 1
         return final
@@ -192,7 +194,7 @@ def _ask_again() -> str:
 class HumanPlayer:
     """The person at the terminal, as an opponent: asks ``input()`` until a legal cell or q."""
 
-    def __init__(self, rules: game.Rules = game.TICTACTOE) -> None:
+    def __init__(self, rules: game.Rules) -> None:
         self.rules = rules
 
     def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
@@ -209,7 +211,7 @@ class HumanPlayer:
                 print(f"  {reason}")
 
 
-def parse_cell(text: str, board: Any, rules: game.Rules = game.TICTACTOE) -> int:
+def parse_cell(text: str, board: Any, rules: game.Rules) -> int:
     """The cell typed (a number, 'row col' or 'h8', ``notation``) if it is free on ``board``
     (a position code or its cells), or ValueError saying why it can't be played."""
     cell = notation.parse_cell(text, rules.shape)
@@ -223,8 +225,8 @@ def parse_cell(text: str, board: Any, rules: game.Rules = game.TICTACTOE) -> int
     return cell
 
 
-def board_text(code: game.Position, rules: game.Rules = game.TICTACTOE,
-               last: int | None = None, colour: bool = False) -> str:
+def board_text(code: game.Position, rules: game.Rules, last: int | None = None,
+               colour: bool = False) -> str:
     """The board a person reads: the env's ansi render (``last``: the last move's cell)."""
     return rendering.ansi(rules.decode(code), rules.shape, last=last,
                           win_length=rules.win_length, colour=colour).rstrip("\n")

@@ -11,6 +11,15 @@ from gymnasium import spaces
 
 from gym_tictactoe import checks, game
 from gym_tictactoe.envs import rendering
+from gym_tictactoe.envs.options import (  # the checks' earlier home was this module
+    AGENT_MARKS,
+    ILLEGAL_ACTIONS,
+    EnvOptions,
+    SharedOptions,
+    check_choice,
+    check_seat,
+    reset_options,
+)
 from gym_tictactoe.game import starts
 from gym_tictactoe.game.positions import (  # as_cell, views and step_lists: their earlier home
     Position,
@@ -24,13 +33,8 @@ from gym_tictactoe.players.opponents import Opponent, resolve_opponent
 from gym_tictactoe.players.protocol import as_player
 from gym_tictactoe.seeding import check_seed
 
-AGENT_MARKS = ("X", "O", "random")
-ILLEGAL_ACTIONS = ("lose", "raise")
-__all__ = ["AGENT_MARKS", "ILLEGAL_ACTIONS", "VIEWS", "TicTacToeEnv", "as_cell", "check_choice",
+__all__ = ["AGENT_MARKS", "ILLEGAL_ACTIONS", "TicTacToeEnv", "as_cell", "check_choice",
            "check_seat", "step_lists", "views"]
-
-
-VIEWS = views()
 
 
 class RenderModes(list):
@@ -43,32 +47,7 @@ class RenderModes(list):
         return not isinstance(mode, str) or super().__contains__(mode)
 
 
-def check_choice(name: str, value: Any, allowed: tuple) -> Any:
-    """``value`` if it is one of ``allowed``, else a ValueError listing them
-    (``checks.check_choice``, under the argument order the env modules use)."""
-    return checks.check_choice(value, name, allowed)
-
-
-def check_seat(rules: game.Rules, agent_mark: Any) -> str:
-    """``agent_mark`` if the agent can play that seat on this board, else a ValueError."""
-    check_choice("agent_mark", agent_mark, AGENT_MARKS)
-    if rules.win_length == 1 and agent_mark != "X":
-        raise ValueError(f"with win_length 1 the first move wins, so O never moves: the agent "
-                         f"must play X (agent_mark='X'); got agent_mark={agent_mark!r}")
-    return agent_mark
-
-
-def reset_options(env: Any, options: Any, example: str) -> tuple[dict[str, Any], str]:
-    """A reset's ``options`` as a dict (None: none, anything else a ValueError showing
-    ``example``) and the seat it asks for: ``options["agent_mark"]``, else the env's own. One
-    rule for both envs."""
-    if options is not None and not isinstance(options, dict):
-        raise ValueError(f"options must be a dict such as {example}; got {options!r}")
-    options = options or {}
-    return options, check_seat(env.rules, options.get("agent_mark", env.agent_mark_option))
-
-
-class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
+class TicTacToeEnv(SharedOptions, gym.Env[npt.NDArray[np.int8], int]):
     """Tic-tac-toe, or any m,n,k-game, against a built-in opponent that moves inside ``reset``
     and ``step``.
 
@@ -164,14 +143,11 @@ class TicTacToeEnv(gym.Env[npt.NDArray[np.int8], int]):
         start_probability: float = 1.0,
         cell_size: int | None = None,
     ) -> None:
-        self.rules = game.rules(rows, cols, win_length)
+        # The signature is spelled out for readers and type checkers; the checks are shared.
+        self._set_options(EnvOptions(opponent, agent_mark, illegal_action, render_mode,
+                                     rows=rows, cols=cols, win_length=win_length, start=start,
+                                     start_probability=start_probability))
         self.opponent = opponent
-        self.agent_mark_option = check_seat(self.rules, agent_mark)
-        self.start = starts.check_start(start)
-        self.start_probability = starts.check_start_probability(start_probability)
-        self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
-        modes = (None, *self.metadata["render_modes"])
-        self.render_mode = check_choice("render_mode", render_mode, modes)
         n = self._n = self.rules.n_cells
         self.observation_space = spaces.MultiDiscrete([3] * n, dtype=np.int8)
         self.action_space = spaces.Discrete(n)

@@ -101,7 +101,7 @@ from gymnasium.utils import EzPickle
 from gym_tictactoe import game
 from gym_tictactoe.checks import shown
 from gym_tictactoe.envs import rendering
-from gym_tictactoe.envs.env import ILLEGAL_ACTIONS, check_choice
+from gym_tictactoe.envs.options import ILLEGAL_ACTIONS, check_choice
 from gym_tictactoe.extras import MissingExtra
 from gym_tictactoe.game.positions import Position, as_cell, new_position
 from gym_tictactoe.seeding import check_seed

@@ -19,7 +19,7 @@ from gymnasium.vector.utils import batch_space
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, shown
 from gym_tictactoe.envs import rendering
-from gym_tictactoe.envs.env import ILLEGAL_ACTIONS, VIEWS, check_choice, check_seat, reset_options
+from gym_tictactoe.envs.options import EnvOptions, SharedOptions, reset_options
 from gym_tictactoe.envs.vector_boards import make_boards
 from gym_tictactoe.game import starts
 from gym_tictactoe.game.positions import as_cell
@@ -27,7 +27,7 @@ from gym_tictactoe.players.opponents import Opponent, resolve_player
 from gym_tictactoe.players.protocol import BatchPlayer, Boards, Cells
 from gym_tictactoe.seeding import check_seed
 
-__all__ = ["VIEWS", "TicTacToeVectorEnv", "vectorize_opponent"]
+__all__ = ["TicTacToeVectorEnv", "vectorize_opponent"]
 
 # REWARDS[agent, winner]: the agent's reward when the game ends with ``winner`` (0 = nobody).
 REWARDS = np.array([[0, 0, 0], [0, 1, -1], [0, -1, 1]], dtype=np.float32)
@@ -57,8 +57,7 @@ def _check_memory(num_envs: int, rules: game.Rules) -> None:
                          f"of this size")
 
 
-def vectorize_opponent(opponent: Opponent | str, num_envs: int,
-                       rules: game.Rules = game.TICTACTOE,
+def vectorize_opponent(opponent: Opponent | str, num_envs: int, rules: game.Rules,
                        agents: npt.NDArray[np.int8] | None = None) -> BatchPlayer:
     """The batch form of an opponent for ``num_envs`` boards of ``rules``: its player's own
     ``batch`` (``players.Player``; table players by look-ups or masks, epsilon and mixtures
@@ -70,7 +69,8 @@ def vectorize_opponent(opponent: Opponent | str, num_envs: int,
     return resolve_player(opponent, rules).batch(num_envs, rules, agents)
 
 
-class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], npt.NDArray]):
+class TicTacToeVectorEnv(SharedOptions,
+                         VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], npt.NDArray]):
     """``num_envs`` games of TicTacToe-v0 stepped together with NumPy, no Python env per board.
 
     ## Description
@@ -154,16 +154,14 @@ class TicTacToeVectorEnv(VectorEnv[npt.NDArray[np.int8], npt.NDArray[np.int64], 
         start_probability: float = 1.0,
     ) -> None:
         self.num_envs = check_int(num_envs, "num_envs", 1, MAX_NUM_ENVS)
-        self.rules = game.rules(rows, cols, win_length)
+        # The signature is spelled out for readers and type checkers; the checks are shared.
+        self._set_options(EnvOptions(opponent, agent_mark, illegal_action, render_mode,
+                                     rows=rows, cols=cols, win_length=win_length, start=start,
+                                     start_probability=start_probability))
         _check_memory(self.num_envs, self.rules)
         self.agents = np.full(self.num_envs, game.X, dtype=np.int8)
-        self.opponent = vectorize_opponent(opponent, self.num_envs, self.rules, self.agents)
-        self.agent_mark_option = check_seat(self.rules, agent_mark)
-        self.illegal_action = check_choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
-        modes = (None, *self.metadata["render_modes"])
-        self.render_mode = check_choice("render_mode", render_mode, modes)
-        self.start = starts.check_start(start)
-        self.start_probability = starts.check_start_probability(start_probability)
+        self.opponent = vectorize_opponent(opponent, self.num_envs, self.rules,
+                                           self.agents)
         n = self.rules.n_cells
         self.single_observation_space = spaces.MultiDiscrete([3] * n, dtype=np.int8)
         self.single_action_space = spaces.Discrete(n)

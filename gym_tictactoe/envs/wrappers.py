@@ -27,7 +27,7 @@ _ONE_HOT = np.eye(3, dtype=np.float32)
 _ONE_HOT.setflags(write=False)
 
 
-def one_hot_space(n_cells: int = game.N_CELLS) -> spaces.Box:
+def one_hot_space(n_cells: int) -> spaces.Box:
     """``Box(0, 1, (3 * n_cells,), float32)``: what ``OneHotObservation`` observes."""
     return spaces.Box(0.0, 1.0, (3 * n_cells,), dtype=np.float32)
 

@@ -87,7 +87,7 @@ def board_of(policy: Any = None, rows: int | None = None, cols: int | None = Non
                       3 if win_length is None else win_length)
 
 
-def _positions(rules: Rules = game.TICTACTOE) -> tuple[npt.NDArray, ...]:
+def _positions(rules: Rules) -> tuple[npt.NDArray, ...]:
     """Codes with a move to make (4,520 on 3x3) by layer, their observations for the side to
     move (read-only), and new masks."""
     codes, observations = answers.boards(rules)
@@ -348,7 +348,7 @@ def evaluate(policy: Policy, *, probabilities: bool | None = None, rows: int | N
                   perfect_results(rules))
 
 
-def perfect_results(rules: Rules = game.TICTACTOE) -> dict[str, str]:
+def perfect_results(rules: Rules) -> dict[str, str]:
     """What perfect play gets in each seat: the solved game value of the empty board."""
     value = solver.value(game.EMPTY_BOARD, rules)  # +1 X wins, 0 draw, -1 O wins
     return {"X": RESULTS[value + 1], "O": RESULTS[1 - value]}

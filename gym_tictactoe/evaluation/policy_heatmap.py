@@ -97,7 +97,7 @@ def _offered(policy: Any, observation: npt.NDArray, mask: npt.NDArray,
     return None, "move"
 
 
-def solver_values(board: Any, rules: Rules = game.TICTACTOE) -> npt.NDArray[np.int16]:
+def solver_values(board: Any, rules: Rules) -> npt.NDArray[np.int16]:
     """Per cell, the solver's score of that move for the side to move (``solver``'s module
     docstring: ``+(H - d)`` a win in ``d`` plies, ``-(H - d)`` a loss, 0 a draw, with
     ``H = cells + 1``), ``-128`` where the cell is no legal move."""

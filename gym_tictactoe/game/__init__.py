@@ -2,8 +2,9 @@
 :mod:`.basics`), positions for one board and a batch (:mod:`.positions`), the exact solver and its
 disk cache (:mod:`.solver`, :mod:`.cache`), symmetries, opening positions, facts and cell names.
 
-``gym_tictactoe.game`` names the rules API: ``Rules``, ``rules``, ``TICTACTOE``, the marks, and
-tic-tac-toe's tables and functions under their short names (:mod:`.tictactoe`)."""
+``gym_tictactoe.game`` names the rules API: ``Rules``, ``rules``, ``TICTACTOE`` and the marks;
+a board's tables and functions are its ``Rules``' own (``game.TICTACTOE.tables.cells``,
+``game.TICTACTOE.play``, ...)."""
 
 from gym_tictactoe.game.basics import (
     BOTH_WIN,
@@ -29,46 +30,19 @@ from gym_tictactoe.game.basics import (
 )
 from gym_tictactoe.game.counting import count_games, random_play_outcome
 from gym_tictactoe.game.engine import TICTACTOE, Rules, rules
-from gym_tictactoe.game.tictactoe import (
-    CELLS,
-    IS_REACHABLE,
-    LEGAL_MASK,
-    N_CELLS,
-    N_CODES,
-    POW3,
-    ROWS,
-    TERMINAL,
-    TO_MOVE,
-    WINNER,
-    decode,
-    encode,
-    legal_moves,
-    play,
-    winner,
-)
 
 __all__ = [
     "BOTH_WIN",
-    "CELLS",
     "EMPTY",
     "EMPTY_BOARD",
-    "IS_REACHABLE",
-    "LEGAL_MASK",
     "MARKS",
     "MARK_NAMES",
     "MAX_SIDE",
     "NO_WINNER",
-    "N_CELLS",
-    "N_CODES",
-    "POW3",
-    "ROWS",
     "SOLVED_CELLS",
     "SWAP",
     "TABLE_CELLS",
-    "TERMINAL",
     "TICTACTOE",
-    "TO_MOVE",
-    "WINNER",
     "Layer",
     "O",
     "Position",
@@ -78,14 +52,9 @@ __all__ = [
     "board_text",
     "check_board_size",
     "count_games",
-    "decode",
-    "encode",
-    "legal_moves",
     "parse_board",
-    "play",
     "random_play_outcome",
     "rules",
     "swap_marks",
     "win_lines",
-    "winner",
 ]

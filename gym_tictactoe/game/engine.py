@@ -20,8 +20,8 @@ regimes of one engine:
 - bigger boards, up to 15 x 15, are played on cell arrays with wins checked only on the lines
   through the last move (``line_masks_through``); positions there are searched, not tabulated.
 
-``TICTACTOE = rules(3, 3, 3)`` is the default board; :mod:`gym_tictactoe.game.tictactoe` names its
-tables and methods (``CELLS``, ``NEXT``, ``play``, ...).
+``TICTACTOE = rules(3, 3, 3)`` is the default board; its tables and methods are its own
+(``TICTACTOE.tables.cells``, ``TICTACTOE.play``, ...), as every tabled board's are.
 """
 
 from __future__ import annotations

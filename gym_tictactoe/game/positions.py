@@ -30,7 +30,7 @@ from gym_tictactoe.game import basics
 
 
 @cache
-def views(rules: game.Rules = game.TICTACTOE) -> npt.NDArray[np.int8]:
+def views(rules: game.Rules) -> npt.NDArray[np.int8]:
     """(2, codes, cells): every code from each side's point of view (1 = own mark, 2 = the
     other's); tabled boards only."""
     cells = rules.tables.cells
@@ -54,7 +54,7 @@ def step_lists(rules: game.Rules) -> tuple[list, list[bool], list[int]]:
     return nxt, tables.terminal.tolist(), tables.winner.tolist()
 
 
-def as_cell(action: Any, n_cells: int = game.N_CELLS) -> int | None:
+def as_cell(action: Any, n_cells: int) -> int | None:
     """The cell an action names, or None when it is not an integer 0..n_cells-1."""
     if type(action) is int:  # the common case first; bool is not an int action
         return action if 0 <= action < n_cells else None
@@ -256,7 +256,7 @@ def cells_of_masks(n_cells: int) -> list[tuple[int, ...]]:
 Position = TablePosition | StonePosition
 
 
-def new_position(rules: game.Rules = game.TICTACTOE) -> Position:
+def new_position(rules: game.Rules) -> Position:
     """The empty board of ``rules``, X to move, in the board's representation."""
     return TablePosition(rules) if rules.tabled else StonePosition(rules)
 

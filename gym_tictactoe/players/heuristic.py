@@ -104,7 +104,7 @@ def _first_rule(rules: Rules, cells, marks) -> npt.NDArray[np.bool_]:
 
 
 @cache
-def table(rules: Rules = game.TICTACTOE) -> npt.NDArray[np.bool_]:
+def table(rules: Rules) -> npt.NDArray[np.bool_]:
     """(codes, cells) mask of the player's candidate moves for every code of a tabled board;
     empty for finished games."""
     tables = rules.tables

@@ -94,7 +94,7 @@ def playout_chunk(n_cells: int) -> int:
 
 
 def random_playouts(codes: npt.NDArray[np.int64], rng: np.random.Generator,
-                    rules: game.Rules = game.TICTACTOE) -> npt.NDArray:
+                    rules: game.Rules) -> npt.NDArray:
     """Finish every game in ``codes`` (a tabled board's) with uniformly random moves; returns the
     winners (0 draw)."""
     tables = rules.tables

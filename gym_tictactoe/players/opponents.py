@@ -203,7 +203,7 @@ def resolve_opponent(opponent: Opponent | str, rules: game.Rules = game.TICTACTO
     return opponent
 
 
-def resolve_player(opponent: Opponent | str, rules: game.Rules = game.TICTACTOE) -> Player:
+def resolve_player(opponent: Opponent | str, rules: game.Rules) -> Player:
     """``resolve_opponent``, then wrapped once as a :class:`~gym_tictactoe.players.Player`."""
     return as_player(resolve_opponent(opponent, rules), rules)
 

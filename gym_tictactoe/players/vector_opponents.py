@@ -38,7 +38,7 @@ class TablePlayer:
     when deterministic."""
 
     def __init__(self, table: npt.NDArray[np.bool_], deterministic: bool, name: str,
-                 rules: game.Rules = game.TICTACTOE) -> None:
+                 rules: game.Rules) -> None:
         table = np.asarray(table, dtype=bool)
         _check_table(table, name, rules)
         self.n = rules.n_cells

@@ -71,15 +71,17 @@ def json_digest(value: Any) -> str:
 
 def table_digests() -> dict[str, str]:
     solution = solver.solve()
-    tables = {
-        "CELLS": game.CELLS, "WINNER": game.WINNER, "TO_MOVE": game.TO_MOVE,
-        "TERMINAL": game.TERMINAL, "LEGAL_MASK": game.LEGAL_MASK, "NEXT": T3.tables.next,
-        "CANONICAL": game.TICTACTOE.tables.canonical, "REACHABLE": game.TICTACTOE.reachable,
-        "IS_REACHABLE": game.IS_REACHABLE, "LINE_ARRAY": game.TICTACTOE.line_array,
+    tabled, reachable = T3.tables, np.zeros(T3.n_codes, dtype=bool)
+    reachable[T3.reachable] = True
+    tables = {  # under the names the 3x3 tables had as aliases in gym_tictactoe.game
+        "CELLS": tabled.cells, "WINNER": tabled.winner, "TO_MOVE": tabled.to_move,
+        "TERMINAL": tabled.terminal, "LEGAL_MASK": tabled.legal_mask, "NEXT": tabled.next,
+        "CANONICAL": tabled.canonical, "REACHABLE": T3.reachable,
+        "IS_REACHABLE": reachable, "LINE_ARRAY": T3.line_array,
         "SYMMETRIES": T3.symmetries, "INVERSE_SYMMETRIES": T3.inverse_symmetries,
         "solution.score": solution.score, "solution.value": solution.value,
         "solution.distance": solution.distance, "solution.best": solution.best,
-        "solution.keeps_value": solution.keeps_value, "heuristic.table": heuristic.table(),
+        "solution.keeps_value": solution.keeps_value, "heuristic.table": heuristic.table(T3),
     }
     digests = {name: array_digest(table) for name, table in tables.items()}
     digests["LAYERS"] = json_digest(list(game.TICTACTOE.layers))
