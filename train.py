@@ -88,7 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=seed_arg, default=None,
                         help="seed of everything, 0 <= seed < 2**32 (default: 0)")
     parser.add_argument("--n-envs", type=positive_int, default=None,
-                        help="SB3 parallel envs (default: the algorithm's own)")
+                        help="SB3: parallel envs (default: the algorithm's own); q: boards "
+                             "trained at once by the batched learner (default: 64 on boards "
+                             "of at most 12 cells, 4096 beyond; at most what the vector env "
+                             "fits in memory)")
     parser.add_argument("--canonical", action=argparse.BooleanOptionalAction, default=None,
                         help="SB3: the network sees each board canonically oriented (default: on)")
     parser.add_argument("--start", choices=("empty", "random"), default=None,
@@ -155,6 +158,8 @@ def check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
     if args.algo == "alphazero" and args.opponent is not None:
         parser.error("--opponent does not apply to --algo alphazero: it learns from its own "
                      "self-play games only")
+    if args.algo == "q":  # --n-envs: the batched learner's boards
+        sb3_only = ("--timesteps", "--canonical")
     for flag in sb3_only if args.algo in ("q", "alphazero") else ("--episodes",):
         if getattr(args, flag.strip("-").replace("-", "_")) is not None:
             parser.error(f"{flag} does not apply to --algo {args.algo}: Q-learning and "
@@ -230,6 +235,7 @@ def parse_args(argv: list[str] | None = None) -> RunConfig:
             settings_of(config)  # each setting's own bounds, checked before anything runs
         if config.kind == "q":
             config.board.check_solvable("tabular Q-learning (a table of every position)")
+            check_q_batch(config)
         mix = config.self_play.mix if config.self_play else None
         parse_opponent(mix or ("random" if args.opponent in (None, "self") else args.opponent),
                        config.board)
@@ -238,6 +244,18 @@ def parse_args(argv: list[str] | None = None) -> RunConfig:
     except ValueError as error:
         parser.error(str(error))
     return config
+
+
+def check_q_batch(config: RunConfig) -> None:
+    """--n-envs of --algo q: at most the boards the vector env takes on this board (ValueError)."""
+    if config.algo == "q" and config.n_envs is not None:
+        from agents import q_batched
+
+        most = q_batched.max_batch(config.board)
+        if config.n_envs > most:
+            raise ValueError(f"--n-envs (boards trained at once) must be at most {most:,} on "
+                             f"{config.board.name} (the vector env's memory budget); got "
+                             f"{config.n_envs:,}")
 
 
 def check_extras(config: RunConfig) -> None:
