@@ -92,6 +92,18 @@ def build_parser() -> argparse.ArgumentParser:
                              "trained at once by the batched learner (default: 64 on boards "
                              "of at most 12 cells, 4096 beyond; at most what the vector env "
                              "fits in memory)")
+    add_env_flags(parser)
+    parser.add_argument("--eval-every", type=positive_int, default=None,
+                        help="checkpoint period: episodes for q (default 1000), timesteps for "
+                             "SB3 (default 10000; 100000 on boards over 12 cells)")
+    add_worker_flags(parser)
+    add_output_flags(parser)
+    add_alphazero_flags(parser)
+    return parser
+
+
+def add_env_flags(parser: argparse.ArgumentParser) -> None:
+    """What the training env shows the agent and where its episodes begin."""
     parser.add_argument("--canonical", action=argparse.BooleanOptionalAction, default=None,
                         help="SB3: the network sees each board canonically oriented (default: on)")
     parser.add_argument("--start", choices=("empty", "random"), default=None,
@@ -100,13 +112,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--start-probability", type=probability, default=None, metavar="P",
                         help="share of episodes with a random start (default: "
                              f"{EXPLORING_STARTS['start_probability']})")
-    parser.add_argument("--eval-every", type=positive_int, default=None,
-                        help="checkpoint period: episodes for q (default 1000), timesteps for "
-                             "SB3 (default 10000; 100000 on boards over 12 cells)")
-    add_worker_flags(parser)
-    add_output_flags(parser)
-    add_alphazero_flags(parser)
-    return parser
 
 
 def add_worker_flags(parser: argparse.ArgumentParser) -> None:
