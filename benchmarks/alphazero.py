@@ -31,14 +31,14 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress, writable
+from progress import RUNS, seed_runs, writable, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -247,32 +247,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         from alphazero_long import long_runs
 
         return long_runs(args, write)
-    progress, runs, load = Progress(len(args.seeds)), [], os.getloadavg()[0]
-    for seed in args.seeds:
-        with tempfile.TemporaryDirectory(prefix="alphazero_") as temp:
-            run = run_seed(args, seed, Path(temp))
-        runs.append(run)
-        reached = run["perfect_at_games"]
-        progress.step(f"seed {seed}: " + (f"perfect at {reached:,} games" if reached
-                                          else "not perfect") + f", {run['train_seconds']} s")
+    load = os.getloadavg()[0]
+
+    def save(runs: list[dict[str, Any]]) -> None:
+        write(args.out, {"command": " ".join(["python", *sys.argv]), "board": args.board,
+                         "load_average_at_start": load, "runs": runs}, quiet=True)
+
+    runs = seed_runs(args.seeds, partial(run_seed, args), "games", save)
     print("seed  perfect at  training s  final rate")
     for run in runs:
         reached = run["perfect_at_games"]
         print(f"{run['seed']:<6}{f'{reached:,}' if reached else '-':>10}  "
               f"{run['train_seconds']:>10.1f}  {run['final']['optimal_move_rate']:.4%}")
-    write(args.out, {"command": " ".join(["python", *sys.argv]), "board": args.board,
-                     "load_average_at_start": load, "runs": runs})
+    print(f"results written to {args.out}")
     return 0
 
 
-def write(path: Path, data: dict[str, Any], quiet: bool = False) -> None:
-    from gym_tictactoe.files import atomic_path
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path) as temp_path:
-        temp_path.write_text(json.dumps(data, indent=2))
-    if not quiet:
-        print(f"results written to {path}")
+write = write_json  # the name alphazero_long and the speed table call
 
 
 if __name__ == "__main__":
