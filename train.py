@@ -90,8 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--n-envs", type=positive_int, default=None,
                         help="SB3: parallel envs (default: the algorithm's own); q: boards "
                              "trained at once by the batched learner (default: 64 on boards "
-                             "of at most 12 cells, 4096 beyond; at most what the vector env "
-                             "fits in memory)")
+                             "of at most 12 cells, 4096 beyond; at most what fits 4 GiB "
+                             "with the learner's arrays)")
     add_env_flags(parser)
     parser.add_argument("--eval-every", type=positive_int, default=None,
                         help="checkpoint period: episodes for q (default 1000), timesteps for "
@@ -252,15 +252,15 @@ def parse_args(argv: list[str] | None = None) -> RunConfig:
 
 
 def check_q_batch(config: RunConfig) -> None:
-    """--n-envs of --algo q: at most the boards the vector env takes on this board (ValueError)."""
+    """--n-envs of --algo q: at most the boards that fit the memory budget (ValueError)."""
     if config.algo == "q" and config.n_envs is not None:
         from agents import q_batched
 
         most = q_batched.max_batch(config.board)
         if config.n_envs > most:
             raise ValueError(f"--n-envs (boards trained at once) must be at most {most:,} on "
-                             f"{config.board.name} (the vector env's memory budget); got "
-                             f"{config.n_envs:,}")
+                             f"{config.board.name} (a 4 GiB memory budget for the boards and "
+                             f"the learner); got {config.n_envs:,}")
 
 
 def check_extras(config: RunConfig) -> None:

@@ -146,8 +146,9 @@ def test_env_options_follow_the_flags(tmp_path):
         (["--seed", "-1"], "expected a seed, an integer with 0 <= seed < 2**32; got '-1'"),
         (["--algo", "ppo", "--seed", "4294967296"], "0 <= seed < 2**32; got '4294967296'"),
         (["--algo", "alphazero", "--n-envs", "4"], "--n-envs does not apply to --algo alphazero"),
-        (["--n-envs", "16777217"], "--n-envs (boards trained at once) must be at most "
-         "16,777,216 on 3x3x3 (the vector env's memory budget); got 16,777,217"),
+        (["--n-envs", "5478275"], "--n-envs (boards trained at once) must be at most "
+         "5,478,274 on 3x3x3 (a 4 GiB memory budget for the boards and the learner); got "
+         "5,478,275"),
         (["--no-canonical"], "--canonical does not apply to --algo q"),
         (["--algo", "dqn", "--start", "middle"], "invalid choice: 'middle'"),
         (["--algo", "dqn", "--start-probability", "1.5"], "expected a probability, a number "
