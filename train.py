@@ -6,7 +6,8 @@
 
 Writes a new run folder ``<out>/<name>_<N>`` (N = 1, 2, ... as rl_zoo3 numbers runs: never over
 an earlier run) holding ``model.npz`` (Q-table) or ``model.zip`` (SB3), ``results.json`` and
-``learning_curve.png``; the folder appears whole when the run ends, or not at all. Every
+``learning_curve.png``; the folder appears whole when the run ends, or not at all (AlphaZero's
+holds its ``checkpoint.npz`` from its first checkpoint on: ``--resume`` continues it). Every
 argument is checked before anything is trained or created. The run itself is ``agents.run``.
 """
 
@@ -17,6 +18,12 @@ import sys
 from pathlib import Path
 
 from agents import EXPLORING_STARTS
+from agents.run_arguments import (
+    add_alphazero_flags,
+    alphazero_settings,
+    check_alphazero_flags,
+    resume_from,
+)
 from agents.run_config import (
     ALGOS,
     EPISODES,
@@ -48,12 +55,20 @@ EPILOG = ("Each run writes a new folder OUT/NAME_N (N = 1, 2, ...: one more than
           "already there, as rl_zoo3 numbers its runs), whole or not at all; an earlier run is "
           "never overwritten. Exit codes: 0 done, 1 an optional dependency missing, 2 a usage "
           "error, 3 the run's files could not be written (a full disk, a folder that vanished): "
-          "one line on stderr, nothing half-written left behind.")
+          "one line on stderr, nothing half-written left behind. AlphaZero runs reserve their "
+          "folder OUT/NAME_N when they start and save their whole training state there at "
+          "each checkpoint (checkpoint.npz: network, optimizer, replay buffer, generators, "
+          "games, training seconds, learning curve; replaced atomically), so a run that is "
+          "killed or interrupted keeps its last checkpoint: a folder holding checkpoint.npz "
+          "but no results.json is unfinished, and 'train.py --resume OUT/NAME_N' continues it "
+          "exactly where that checkpoint was, ending in the same folder as if never "
+          "interrupted. Resuming a finished run, with a larger --episodes or --minutes, "
+          "continues it into a new folder OUT/NAME_N+1.")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=EPILOG)
-    parser.add_argument("--algo", choices=ALGOS, default="q", help="the agent (default: q)")
+    parser.add_argument("--algo", choices=ALGOS, default=None, help="the agent (default: q)")
     parser.add_argument("--timesteps", type=positive_int, default=None,
                         help=f"SB3 budget in agent timesteps (default: {TIMESTEPS})")
     parser.add_argument("--episodes", type=positive_int, default=None,
@@ -64,16 +79,31 @@ def build_parser() -> argparse.ArgumentParser:
                              "'random+heuristic+minimax*2' (default: the algorithm's "
                              f"curriculum; past 16 cells {UNSOLVED_OPPONENT!r})")
     add_self_play_flags(parser)
-    parser.add_argument("--board", type=board_arg, default=game.TICTACTOE, metavar="RxCxK",
+    parser.add_argument("--board", type=board_arg, default=None, metavar="RxCxK",
                         help="rows x cols x win length, e.g. 4x4x3 or 15x15x5; boards of at "
                         "most 16 cells are evaluated exactly, bigger ones (SB3 only) by seeded "
                         "games (default: 3x3x3)")
     parser.add_argument("--seat", choices=("X", "O", "random"), default="random",
                         help="the agent's mark (default: random, drawn each episode)")
-    parser.add_argument("--seed", type=seed_arg, default=0,
+    parser.add_argument("--seed", type=seed_arg, default=None,
                         help="seed of everything, 0 <= seed < 2**32 (default: 0)")
     parser.add_argument("--n-envs", type=positive_int, default=None,
-                        help="SB3 parallel envs (default: the algorithm's own)")
+                        help="SB3: parallel envs (default: the algorithm's own); q: boards "
+                             "trained at once by the batched learner (default: 64 on boards "
+                             "of at most 12 cells, 4096 beyond; at most what fits 4 GiB "
+                             "with the learner's arrays)")
+    add_env_flags(parser)
+    parser.add_argument("--eval-every", type=positive_int, default=None,
+                        help="checkpoint period: episodes for q (default 1000), timesteps for "
+                             "SB3 (default 10000; 100000 on boards over 12 cells)")
+    add_worker_flags(parser)
+    add_output_flags(parser)
+    add_alphazero_flags(parser)
+    return parser
+
+
+def add_env_flags(parser: argparse.ArgumentParser) -> None:
+    """What the training env shows the agent and where its episodes begin."""
     parser.add_argument("--canonical", action=argparse.BooleanOptionalAction, default=None,
                         help="SB3: the network sees each board canonically oriented (default: on)")
     parser.add_argument("--start", choices=("empty", "random"), default=None,
@@ -82,12 +112,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--start-probability", type=probability, default=None, metavar="P",
                         help="share of episodes with a random start (default: "
                              f"{EXPLORING_STARTS['start_probability']})")
-    parser.add_argument("--eval-every", type=positive_int, default=None,
-                        help="checkpoint period: episodes for q (default 1000), timesteps for "
-                             "SB3 (default 10000; 100000 on boards over 12 cells)")
-    add_worker_flags(parser)
-    add_output_flags(parser)
-    return parser
 
 
 def add_worker_flags(parser: argparse.ArgumentParser) -> None:
@@ -105,7 +129,7 @@ def add_output_flags(parser: argparse.ArgumentParser) -> None:
     """The final games, the run folder and the progress bar."""
     parser.add_argument("--games", type=positive_int, default=200,
                         help="final games per opponent and seat (default: 200)")
-    parser.add_argument("--out", type=Path, default=Path("runs"), help="output root (runs)")
+    parser.add_argument("--out", type=Path, default=None, help="output root (runs)")
     parser.add_argument("--name", default=None, help="run folder name before its number _N "
                         "(default: ALGO[-BOARD]-seedSEED)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -139,6 +163,8 @@ def check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
     if args.algo == "alphazero" and args.opponent is not None:
         parser.error("--opponent does not apply to --algo alphazero: it learns from its own "
                      "self-play games only")
+    if args.algo == "q":  # --n-envs: the batched learner's boards
+        sb3_only = ("--timesteps", "--canonical")
     for flag in sb3_only if args.algo in ("q", "alphazero") else ("--episodes",):
         if getattr(args, flag.strip("-").replace("-", "_")) is not None:
             parser.error(f"{flag} does not apply to --algo {args.algo}: Q-learning and "
@@ -173,9 +199,13 @@ def self_play_of(args: argparse.Namespace) -> SelfPlay | None:
 
 def config_of(args: argparse.Namespace) -> RunConfig:
     """The frozen run configuration the checked flags describe."""
+    settings = alphazero_settings(args)
+    unlimited = args.algo == "alphazero" and args.minutes is not None
     return RunConfig(
         algo=args.algo, board=args.board, seed=args.seed, seat=args.seat,
-        opponent=args.opponent, episodes=args.episodes or EPISODES,
+        opponent=args.opponent,
+        episodes=args.episodes or (None if unlimited else EPISODES), alphazero=settings,
+        minutes=args.minutes, eval_minutes=args.eval_minutes, resume=args.resume,
         timesteps=args.timesteps or TIMESTEPS, n_envs=args.n_envs, canonical=args.canonical,
         start=args.start, start_probability=args.start_probability,
         eval_every=args.eval_every, games=args.games, out=args.out, name=args.name,
@@ -189,11 +219,28 @@ def parse_args(argv: list[str] | None = None) -> RunConfig:
     (exit 2), never a traceback later."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.algo is not None:  # --algo q --resume RUN: the flag's own error, not the run's
+        check_alphazero_flags(parser, args)
+    if args.resume is not None:
+        try:
+            resume_from(args)
+        except ValueError as error:
+            parser.error(str(error))
+    defaults = {"algo": "q", "board": game.TICTACTOE, "seed": 0, "out": Path("runs")}
+    for name, value in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
     check_flags(parser, args)
+    check_alphazero_flags(parser, args)
     config = config_of(args)
     try:
+        if config.kind == "alphazero":
+            from agents.alphazero.run import settings_of
+
+            settings_of(config)  # each setting's own bounds, checked before anything runs
         if config.kind == "q":
             config.board.check_solvable("tabular Q-learning (a table of every position)")
+            check_q_batch(config)
         mix = config.self_play.mix if config.self_play else None
         parse_opponent(mix or ("random" if args.opponent in (None, "self") else args.opponent),
                        config.board)
@@ -202,6 +249,18 @@ def parse_args(argv: list[str] | None = None) -> RunConfig:
     except ValueError as error:
         parser.error(str(error))
     return config
+
+
+def check_q_batch(config: RunConfig) -> None:
+    """--n-envs of --algo q: at most the boards that fit the memory budget (ValueError)."""
+    if config.algo == "q" and config.n_envs is not None:
+        from agents import q_batched
+
+        most = q_batched.max_batch(config.board)
+        if config.n_envs > most:
+            raise ValueError(f"--n-envs (boards trained at once) must be at most {most:,} on "
+                             f"{config.board.name} (a 4 GiB memory budget for the boards and "
+                             f"the learner); got {config.n_envs:,}")
 
 
 def check_extras(config: RunConfig) -> None:
@@ -234,7 +293,10 @@ def main(argv: list[str] | None = None) -> int:
         check_extras(config)
         connect_workers(config)
         pool = snapshot_pool(config)
-        folder = RunFolder.create(config.out, config.name)
+        if config.resume is not None and not (config.resume / "results.json").exists():
+            folder = RunFolder.reopen(config.resume)  # the unfinished run ends in its folder
+        else:
+            folder = RunFolder.create(config.out, config.name)
     except (MissingExtra, OSError, OutputError, ValueError) as error:
         # ValueError, FileNotFoundError: a --snapshot file; OSError: an --out where no folder
         # can be made; OutputError: a full disk there; ConnectionError, ValueError: an

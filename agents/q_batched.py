@@ -20,25 +20,28 @@ autoreset in Gymnasium's NEXT_STEP mode: the step after a board's episode ends o
 about one step in (moves per episode + 1) of a board does no learning. Episodes are counted
 exactly: a step that would finish more than the next checkpoint (every ``eval_every``, and the
 budget) needs keeps the first ones in board order and drops the rest, unlearned (a few per
-checkpoint), so checkpoints fall on multiples of ``eval_every`` as in the sequential loop.
+checkpoint), so checkpoints fall on multiples of ``eval_every`` as in the sequential loop. Without
+``on_eval`` there is no checkpoint to fall on: only the budget cuts.
 """
 
 from __future__ import annotations
 
 import time
+from functools import cache
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from agents.q_learning import Callback, QLearningAgent, TrainingStats, _progress_bar
+from agents.q_tables import block_offsets
 from gym_tictactoe.checks import check_int
 
 # Boards per step by default (benchmarks/q_batched.py measures the speed). On 3x3, 64 boards need
 # no more episodes than one board at a time (median to perfect play over seeds 0-9: 25.5k, one
 # board 30k) and train 3-4 times faster in wall time; 128 boards need more (29.5k), and batching
 # pays from about 16 boards. On 16 cells a step is mostly random reads in tables of hundreds of
-# MB: bigger batches keep gaining up to 4,096 boards; 16,384 were slower in the same run.
+# MB: bigger batches gain up to 4,096 boards, little beyond (16,384: +1% on 4x4x3, +18% on 4x4x4).
 SMALL_BATCH, BIG_BATCH = 64, 4096
 
 
@@ -59,11 +62,18 @@ def make_envs(agent: QLearningAgent, num_envs: int, opponent: Any, agent_mark: s
                               win_length=rules.win_length, **options)
 
 
+# What the learner's own per-step arrays take beside the env's, a board and a cell: measured
+# with tracemalloc at 58 (3x3) to 61 (4x4x4) bytes while training 65,536 boards.
+LEARNER_BYTES_PER_CELL = 64
+
+
 def max_batch(rules: Any) -> int:
-    """The most boards the vector env takes on ``rules``' board (its memory budget)."""
+    """The most boards trained at once on ``rules``' board: the vector env's memory budget, with
+    the learner's own arrays counted beside the env's."""
     from gym_tictactoe.vector import MAX_NUM_ENVS, MEMORY_BUDGET, memory_needed
 
-    return min(MAX_NUM_ENVS, MEMORY_BUDGET // memory_needed(1, rules))
+    per_board = memory_needed(1, rules) + LEARNER_BYTES_PER_CELL * rules.n_cells
+    return min(MAX_NUM_ENVS, MEMORY_BUDGET // per_board)
 
 
 def train_batched(agent: QLearningAgent, envs: Any, episodes: int, *, seed: int | None = None,
@@ -81,9 +91,10 @@ def train_batched(agent: QLearningAgent, envs: Any, episodes: int, *, seed: int 
     bar = _progress_bar(episodes) if progress else None
     obs, infos = envs.reset(seed=int(agent.rng.integers(2**31)) if seed is None else seed)
     learner.observe(obs, infos["action_mask"])
-    done = 0
+    # Without on_eval no checkpoint is seen: only the budget cuts a step's episodes.
+    done, every = 0, eval_every if on_eval else 0
     while done < episodes:
-        target = min(episodes, (done // eval_every + 1) * eval_every if eval_every else episodes)
+        target = min(episodes, (done // every + 1) * every) if every else episodes
         obs, rewards, terminated, _, infos = envs.step(learner.act(agent.epsilon()))
         finished = learner.learn(obs, rewards, terminated, infos["action_mask"], target - done)
         _record(stats, rewards, finished, learner.moved)
@@ -92,7 +103,7 @@ def train_batched(agent: QLearningAgent, envs: Any, episodes: int, *, seed: int 
         agent.episodes += count
         if bar is not None:
             bar.update(count)
-        if on_eval and eval_every and done == target and on_eval(agent, agent.episodes):
+        if every and done == target and on_eval(agent, agent.episodes):
             stats.stopped = True
             break
     if bar is not None:
@@ -158,42 +169,81 @@ def _record(stats: TrainingStats, rewards: npt.NDArray, finished: npt.NDArray[np
 
 
 class _Learner:
-    """The per-board state between steps: where each board's observation is in the table (flat
-    entries, row * cells + column, per cell), its values, and the entry its last move came from."""
+    """The per-board state between steps: where each board's observation is in the table (its
+    row, and its cells' columns), its values, and the entry (row * cells + column) its last move
+    came from.
+
+    Speed (benchmarks/q_batched.py): NumPy is slow at reducing (boards, cells) arrays along their
+    16 cells, so each board's cells are folded once into an int, one bit a cell (legal, untried,
+    greedy, by a matrix product), and the move is drawn from that int by table look-ups; the
+    largest legal value is taken once a step, for the target and the greedy move alike."""
 
     def __init__(self, agent: QLearningAgent, num_envs: int) -> None:
         self.agent, self.n = agent, agent.rules.n_cells
-        self.pow3 = agent.rules.pow3.astype(np.int64)
-        self.boards = np.arange(num_envs)
+        # Float64 products are exact here (codes < 3**16 < 2**53) and several times faster
+        # than int64 ones, which NumPy does without BLAS.
+        self.pow3 = agent.rules.pow3.astype(np.float64)
+        self.pow2 = 2.0 ** np.arange(self.n)
+        self.popcount, self.select = _bit_tables(self.n)
+        self.boards = np.arange(num_envs) * self.n  # each board's first flat cell in (B, n)
         self.moved = np.zeros(num_envs, dtype=bool)
         self.entries = np.zeros(num_envs, dtype=np.int64)  # of each board's last move
+        # False once a row is seen with every legal column tried: then forever, since the legal
+        # columns are the row's (its canonical board's empty cells) and visits only grow.
+        self.untried_rows = np.ones(agent.index.n_rows, dtype=bool)
 
     def observe(self, obs: npt.NDArray[np.int8], masks: npt.NDArray) -> None:
-        """Locate every board's observation and read its values (finished boards, all-zero
-        masks, get -inf everywhere: they have no row)."""
-        self.legal = np.asarray(masks).astype(bool)
-        rows, columns, _ = self.agent.index.locate(obs.astype(np.int64) @ self.pow3)
-        self.flat = columns.astype(np.int64)
-        self.flat += (rows * self.n)[:, None]
-        self.values = np.where(self.legal, self.agent.q.take(self.flat), -np.inf)
+        """Locate every board's observation, read its values and its best legal value (finished
+        boards, all-zero masks, have no row: their best value is meaningless, never used)."""
+        masks = np.asarray(masks)
+        self.legal = masks.astype(bool)
+        self.legal_bits = self._bits(self.legal)
+        codes = (obs @ self.pow3).astype(np.int64)
+        self.rows, self.columns, _ = self.agent.index.locate(codes)
+        # Each board's row read whole (cache lines, not cells), then its cells' columns in it.
+        self.local = self.columns.astype(np.intp)
+        self.local += block_offsets(len(codes), self.n)
+        # Illegal cells pushed far below any value (|Q| <= 1); a legal one stays exact (+ -0.0).
+        self.values = ~self.legal * ILLEGAL
+        self.values += self.agent.q.take(self.rows, axis=0).take(self.local)
+        self.best = _row_max(self.values)
 
     def act(self, epsilon: float) -> npt.NDArray[np.int64]:
         """``QLearningAgent._behave`` on every board: an untried legal cell first, else with
         probability epsilon a random legal cell, else a greedy one, ties broken at random."""
-        legal, rng, values = self.legal, self.agent.rng, self.values
-        untried = legal & (self.agent.visits.take(self.flat) == 0)
-        greedy = values == values.max(axis=1, keepdims=True)
-        greedy &= legal
-        explore = rng.random(len(legal)) < epsilon
-        pool = np.where(untried.any(axis=1, keepdims=True), untried,
-                        np.where(explore[:, None], legal, greedy))
-        # A uniform member of each pool: the k-th, k = floor(u * size), found by a running count.
-        counts = np.cumsum(pool, axis=1, dtype=np.int16)
-        k = (rng.random(len(legal)) * counts[:, -1]).astype(np.int16)
-        cells = (counts > k[:, None]).argmax(axis=1)
-        self.moved = counts[:, -1] > 0  # boards waiting for their autoreset ignore the move
-        self.entries = self.flat[self.boards, cells]
+        rng, n = self.agent.rng, self.n
+        explore = rng.random(len(self.legal)) < epsilon
+        untried = self._untried()
+        pool = np.where(explore, self.legal_bits, 0)
+        greedy = np.flatnonzero(~explore & (untried == 0) & (self.legal_bits != 0))
+        best = self.values.take(greedy, axis=0) == self.best.take(greedy)[:, None]
+        pool[greedy] = self._bits(best)
+        pool = np.where(untried != 0, untried, pool)
+        # A uniform member of each pool: its k-th cell, k = floor(u * size).
+        size = self.popcount.take(pool)
+        k = (rng.random(len(pool)) * size).astype(np.int64)
+        cells = self.select.take(pool * n + k)
+        self.moved = size > 0  # boards waiting for their autoreset ignore the move
+        self.entries = self.rows.astype(np.int64) * n + self.columns.take(self.boards + cells)
         return cells
+
+    def _untried(self) -> npt.NDArray[np.int64]:
+        """Each board's legal cells never tried (their entry has no visit), as bits; only boards
+        whose row may still have one are looked at."""
+        untried = np.zeros(len(self.legal), dtype=np.int64)
+        boards = np.flatnonzero(self.untried_rows.take(self.rows) & (self.legal_bits != 0))
+        if boards.size:
+            entries = self.columns.take(boards, axis=0).astype(np.int64)
+            entries += self.rows.take(boards)[:, None] * np.int64(self.n)
+            unvisited = self.agent.visits.take(entries) == 0
+            found = self._bits(unvisited & self.legal.take(boards, axis=0))
+            untried[boards] = found
+            self.untried_rows[self.rows.take(boards[found == 0])] = False
+        return untried
+
+    def _bits(self, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+        """Each board's cells as an int, bit c for cell c."""
+        return (mask @ self.pow2).astype(np.int64)
 
     def learn(self, obs: npt.NDArray[np.int8], rewards: npt.NDArray, terminated: npt.NDArray,
               masks: npt.NDArray, quota: int) -> npt.NDArray[np.bool_]:
@@ -209,10 +259,36 @@ class _Learner:
         self.moved[beyond] = False
         moved, entries = self.moved, self.entries
         self.observe(obs, masks)
-        after = np.where(ended, 0.0, self.values.max(axis=1))
+        after = np.where(ended, 0.0, self.best)
         targets = rewards + self.agent.config.gamma * after
         update(self.agent, entries[moved], targets[moved])
         return finished
+
+
+ILLEGAL = -1e9  # added to the values of illegal cells
+
+
+def _row_max(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """``values.max(axis=1)``, a few times faster on rows of a few cells: one pass per cell."""
+    best = values[:, 0].copy()
+    for cell in range(1, values.shape[1]):
+        np.maximum(best, values[:, cell], out=best)
+    return best
+
+
+@cache
+def _bit_tables(n: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """For every set of cells of an n-cell board as an int (bit c for cell c): its size, and
+    its k-th cell in increasing order at [set * n + k] (0 past its size)."""
+    sets = np.arange(2**n)[:, None]
+    members = (sets >> np.arange(n)) & 1
+    rank = np.cumsum(members, axis=1) - 1  # of each member among the set's cells
+    select = np.zeros((2**n, n), dtype=np.int64)
+    at, cells = np.nonzero(members)
+    select[at, rank[at, cells]] = cells
+    for table in (size := members.sum(axis=1), select):
+        table.setflags(write=False)
+    return size, select.reshape(-1)
 
 
 def update(agent: QLearningAgent, entries: npt.NDArray[np.int64],

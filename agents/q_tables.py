@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -107,10 +107,12 @@ class CompactIndex(QIndex):
         slots = self.slots[codes]
         known = slots >= 0
         rows, symmetries = np.divmod(np.where(known, slots, 0), len(self.rules.symmetries))
-        # take on the flat table: half the time of 2-D fancy indexing, on every training step
+        # Each row read whole (one cache line from a table of tens of MB), then its cells
+        # permuted where it now lies: a training step's cheapest path.
+        classes = self.cell_classes.take(rows, axis=0)
         at = self.rules.inverse_symmetries.take(symmetries, axis=0)
-        at += (rows * self.rules.n_cells)[:, None]
-        return rows, self.cell_classes.reshape(-1).take(at), known
+        at += block_offsets(len(codes), self.rules.n_cells)
+        return rows, classes.take(at), known
 
     def locate_one(self, code: int) -> tuple[int, list[int]] | None:
         slot = int(self.slots[code]) if 0 <= code < self.rules.n_codes else -1
@@ -118,6 +120,15 @@ class CompactIndex(QIndex):
             return None
         row, symmetry = divmod(slot, len(self.rules.symmetries))
         return row, self.cell_classes[row][self.rules.inverse_symmetries[symmetry]].tolist()
+
+
+@lru_cache(maxsize=2)
+def block_offsets(count: int, width: int) -> npt.NDArray[np.intp]:
+    """(count, width): where each row of a (count, width) block starts in its flat form, for
+    gathers row by row (read-only, kept for the last sizes asked: a training run asks one)."""
+    offsets = np.repeat(np.arange(count, dtype=np.intp) * width, width).reshape(count, width)
+    offsets.setflags(write=False)
+    return offsets
 
 
 def index(rules: Rules, symmetric: bool = True) -> QIndex:

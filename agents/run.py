@@ -62,14 +62,27 @@ class Checkpointer:
         self.config, self.announce = config, announce
         self.curve: list[dict[str, Any]] = []
         self.start = time.perf_counter()
+        self.state_file: Path | None = None  # where a trainer that can resume saves its state
 
-    def __call__(self, policy: Any, count: int) -> bool:
-        """Checkpoint ``policy`` after ``count`` episodes or timesteps; True: stop training."""
+    def resume(self, curve: list[dict[str, Any]], seconds: float) -> None:
+        """Continue a resumed run's ``curve`` and its clock from the ``seconds`` it had run."""
+        self.curve = list(curve)
+        self.start = time.perf_counter() - seconds
+
+    @property
+    def seconds(self) -> float:
+        """Seconds since the run started (earlier sittings of a resumed run included)."""
+        return time.perf_counter() - self.start
+
+    def __call__(self, policy: Any, count: int, **clocks: float) -> bool:
+        """Checkpoint ``policy`` after ``count`` episodes or timesteps (``clocks``: other
+        measures of the run so far to record, such as AlphaZero's ``train_seconds``); True:
+        stop training."""
         config, say = self.config, self.announce
         games = None if config.exact else (CHECKPOINT_GAMES, CHECKPOINT_OPPONENTS)
         if say is not None:
             say(checkpoint_message(count, config.clock, config.board, games))
-        clock = {config.clock: int(count), "seconds": time.perf_counter() - self.start}
+        clock = {config.clock: int(count), **clocks, "seconds": self.seconds}
         if config.exact:
             from gym_tictactoe.evaluation import evaluate
 
@@ -218,7 +231,10 @@ def run(config: RunConfig, folder: RunFolder, pool: Any = None) -> Path:
 def _run(config: RunConfig, folder: RunFolder, pool: Any) -> Path:
     start = time.perf_counter()
     checkpoint = Checkpointer(config, announcer(config))
+    if config.kind == "alphazero":
+        checkpoint.state_file = _state_file(folder)
     trained = TRAINERS[config.kind](config, checkpoint, pool)
+    start -= trained.seconds_before  # a resumed run's earlier sittings
     train_seconds = time.perf_counter() - start
     with folder.writing(trained.model_file):
         trained.save(folder.file(trained.model_file))
@@ -235,7 +251,7 @@ def _run(config: RunConfig, folder: RunFolder, pool: Any) -> Path:
     else:
         print(f"\ntraining took {train_seconds:.1f} s ({config.board.name} is not solved: "
               "perfect play is not measured)")
-    final = folder.reserve()
+    final = folder.final or folder.reserve()
     perfect = {f"perfect_at_{config.clock}": first} if config.exact else {}
     results = {"config": run_config(config, trained, final), "seed": config.seed,
                "versions": versions(), "numerics": machine,
@@ -250,6 +266,17 @@ def _run(config: RunConfig, folder: RunFolder, pool: Any) -> Path:
     folder.commit()
     print(f"wrote {final}: {', '.join(written)}")
     return final
+
+
+def _state_file(folder: RunFolder) -> Path:
+    """Where a run that can resume (AlphaZero) saves its state at each checkpoint: in its run
+    folder, reserved now (``agents.run_folder``), so that a killed run keeps it."""
+    from agents.alphazero.state import STATE_FILE
+
+    final = folder.final or folder.reserve()
+    print(f"run folder: {final} (its {STATE_FILE} is saved at each checkpoint; "
+          f"train.py --resume {final} continues the run)", flush=True)
+    return final / STATE_FILE
 
 
 def _plot(config: RunConfig, folder: RunFolder, curve: list[dict[str, Any]],

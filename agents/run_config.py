@@ -63,7 +63,7 @@ class RunConfig:
     seed: int = 0
     seat: str = "random"
     opponent: str | None = None
-    episodes: int = EPISODES
+    episodes: int | None = EPISODES  # None: AlphaZero with a --minutes budget only
     timesteps: int = TIMESTEPS
     n_envs: int | None = None
     canonical: bool | None = None
@@ -75,12 +75,19 @@ class RunConfig:
     name: str | None = None
     progress: bool = True
     self_play: SelfPlay | None = field(default=None)
+    # AlphaZero only: its settings given (flat AlphaZeroSettings field names: simulations,
+    # c_puct, channels...), a training-time budget and checkpoint period in minutes, and the
+    # run folder whose checkpoint.npz this run continues.
+    alphazero: dict[str, Any] = field(default_factory=dict)
+    minutes: float | None = None
+    eval_minutes: float | None = None
+    resume: Path | None = None
     workers: int | None = None  # AlphaZero: self-play in this many Ray actors
     ray_address: str | None = None  # their cluster (None: a local Ray)
 
     def __post_init__(self) -> None:
         # Defaults that depend on other fields, filled in once here.
-        if self.eval_every is None:
+        if self.eval_every is None and self.eval_minutes is None:
             table = EVAL_EVERY if self.board.tabled else EVAL_EVERY_BIG
             object.__setattr__(self, "eval_every", table[self.kind])
         if self.name is None:
@@ -138,10 +145,12 @@ __all__ = ["ALGOS", "EXPLORING_STARTS", "RunConfig", "SelfPlay", "check_out", "e
 @dataclass
 class Trained:
     """What a trainer hands on: the policy, how to save it, the model file's name, the opponent
-    it trained against and the settings that applied."""
+    it trained against, the settings that applied and, for a resumed run, the seconds its
+    earlier sittings took."""
 
     policy: Any
     save: Callable[[Path], Any]
     model_file: str
     opponent: str
     settings: dict[str, Any]
+    seconds_before: float = 0.0  # a resumed run's earlier sittings

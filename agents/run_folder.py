@@ -11,6 +11,12 @@ number is reserved with an exclusive ``os.mkdir`` (two runs finishing at once ge
 numbers) and the temporary folder is renamed onto it, so a run folder holds every file of its run
 or does not exist. A failure removes the temporary folder; a writer killed outright leaves it,
 and the next run of the same stem in ``OUT`` removes it once that process is gone.
+
+An AlphaZero run reserves its number when it starts and saves its training state there as it
+trains (``checkpoint.npz``, replaced atomically at each checkpoint), so that a killed run can be
+continued (``train.py --resume OUT/STEM_N``, :meth:`RunFolder.reopen`): a folder holding a
+checkpoint but no ``results.json`` is an unfinished run. When it ends, its other files are moved
+in beside the checkpoint, ``results.json`` last.
 """
 
 from __future__ import annotations
@@ -94,6 +100,18 @@ class RunFolder:
                        f"{error.strerror or error}") from None
         return cls(out, stem, temp, made_out)
 
+    @classmethod
+    def reopen(cls, run: str | os.PathLike) -> RunFolder:
+        """The run folder ``run`` (``OUT/STEM_N``, reserved by an unfinished run) to finish:
+        its files are written beside it as for a new run and moved into it on :meth:`commit`."""
+        run = Path(run)
+        found = re.fullmatch(r"(.+)_[0-9]+", run.name)
+        if found is None or not run.is_dir():
+            raise ValueError(f"{run} is not a run folder OUT/NAME_N")
+        folder = cls.create(run.parent, found.group(1))
+        folder.final = run
+        return folder
+
     def file(self, name: str) -> Path:
         """Where to write the run's file ``name`` now."""
         return self.temp / name
@@ -126,6 +144,12 @@ class RunFolder:
         """Put the written files in place as the reserved folder; returns it."""
         final = self.final if self.final is not None else self.reserve()
         with self.writing(final.name):
+            if any(final.iterdir()):  # a run that saved its state there as it trained
+                # results.json last: once it is there the run is finished
+                for name in sorted(os.listdir(self.temp), key=lambda n: n == "results.json"):
+                    os.replace(self.temp / name, final / name)
+                os.rmdir(self.temp)
+                return final
             os.chmod(self.temp, 0o755)  # mkdtemp makes it private; a run is ordinary data
             os.replace(self.temp, final)  # onto the empty folder that reserve made: atomic
         return final

@@ -16,7 +16,6 @@ section); ``__main__`` prints it.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -29,7 +28,10 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
-from gym_tictactoe.files import atomic_path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
+from progress import write_json
+
 from gym_tictactoe.players.search import AlphaBetaPlayer
 from gym_tictactoe.players.threats import Geometry, geometry
 
@@ -160,8 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     results = measure(count=20, games=4) if args.quick else measure()
     print(report(results))
     if args.json:
-        with atomic_path(args.json) as temp:
-            temp.write_text(json.dumps(results, indent=2) + "\n")
+        write_json(args.json, results)
     return 0
 
 

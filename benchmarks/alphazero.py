@@ -5,6 +5,7 @@
     python benchmarks/alphazero.py --speed 3x3x3 4x4x4 6x6x4   # self-play speed, one process
     python benchmarks/alphazero.py --speed 3x3x3 4x4x4 6x6x4 --workers 1 2 \
         --out benchmarks/results/alphazero_speed.json    # and in 1 and 2 Ray actors (committed)
+    python benchmarks/alphazero.py --board 4x4x3 --minutes 90 --eval-minutes 15 --resume
 
 Each seed is one ``train.py --algo alphazero --seed S`` run (self-play, exact evaluation of the
 raw network every 256 games, stopped at the first perfect one or at ``--episodes`` games), in a
@@ -13,6 +14,14 @@ perfect play, its training time (checkpoints included), the final raw network's 
 and its learning curve; with ``--search N`` also the exact figures of the saved network playing
 through a search of N simulations. Games reproduce exactly on one machine and torch version;
 seconds depend on the machine and its load.
+
+With ``--minutes M`` each seed is instead one long run, ``train.py --algo alphazero --minutes M
+--eval-minutes E`` (the raw network evaluated exactly every E minutes of training time), kept in
+``--runs`` (default ``runs/benchmarks/alphazero-BOARD``, not a temporary folder): the results
+JSON is rewritten after every checkpoint (its learning curve so far, read from the run's
+``checkpoint.npz``), so a killed run loses nothing measured; with ``--resume`` a seed whose run
+is already there continues it (``train.py --resume``) instead of starting again, and one that
+has trained its M minutes is only collected.
 """
 
 from __future__ import annotations
@@ -22,21 +31,22 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress, writable
+from progress import RUNS, seed_runs, writable, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
+    parser.add_argument("--seeds", nargs="+", type=int, default=None,
+                        help="default: 0-4, with --minutes 0 alone")
     parser.add_argument("--board", default="3x3x3", help="RxCxK (default: %(default)s)")
     parser.add_argument("--episodes", type=int, default=30_000,
                         help="self-play games per run at most (default: %(default)s)")
@@ -48,9 +58,25 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="with --speed: also in N Ray actors on a local Ray, for each N")
     parser.add_argument("--rounds", type=int, default=4,
                         help="with --speed: rounds of 64 games timed (default: %(default)s)")
-    parser.add_argument("--out", type=Path, default=RUNS / "alphazero.json",
-                        help="results JSON (default: %(default)s)")
-    return parser.parse_args(argv)
+    parser.add_argument("--out", type=Path, default=None,
+                        help="results JSON (default: runs/benchmarks/alphazero.json, with "
+                             "--minutes alphazero_BOARD.json)")
+    long_runs = parser.add_argument_group("long runs (--minutes)")
+    long_runs.add_argument("--minutes", type=float, default=None,
+                           help="one train.py run per seed of this many minutes of training")
+    long_runs.add_argument("--eval-minutes", type=float, default=15.0,
+                           help="exact checkpoint period in training minutes (default: 15)")
+    long_runs.add_argument("--runs", type=Path, default=None, help="where the runs are kept "
+                           "(default: runs/benchmarks/alphazero-BOARD)")
+    long_runs.add_argument("--resume", action="store_true",
+                           help="continue each seed's run found in --runs")
+    args = parser.parse_args(argv)
+    if args.seeds is None:
+        args.seeds = [0, 1, 2, 3, 4] if args.minutes is None else [0]
+    if args.out is None:
+        args.out = RUNS / ("alphazero.json" if args.minutes is None
+                           else f"alphazero_{args.board}.json")
+    return args
 
 
 def run_seed(args: argparse.Namespace, seed: int, folder: Path) -> dict[str, Any]:
@@ -217,31 +243,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     writable(args.out, "alphazero.py")
     if args.speed:
         return speed_table(args)
-    progress, runs, load = Progress(len(args.seeds)), [], os.getloadavg()[0]
-    for seed in args.seeds:
-        with tempfile.TemporaryDirectory(prefix="alphazero_") as temp:
-            run = run_seed(args, seed, Path(temp))
-        runs.append(run)
-        reached = run["perfect_at_games"]
-        progress.step(f"seed {seed}: " + (f"perfect at {reached:,} games" if reached
-                                          else "not perfect") + f", {run['train_seconds']} s")
+    if args.minutes is not None:
+        from alphazero_long import long_runs
+
+        return long_runs(args, write)
+    load = os.getloadavg()[0]
+
+    def save(runs: list[dict[str, Any]]) -> None:
+        write(args.out, {"command": " ".join(["python", *sys.argv]), "board": args.board,
+                         "load_average_at_start": load, "runs": runs}, quiet=True)
+
+    runs = seed_runs(args.seeds, partial(run_seed, args), "games", save)
     print("seed  perfect at  training s  final rate")
     for run in runs:
         reached = run["perfect_at_games"]
         print(f"{run['seed']:<6}{f'{reached:,}' if reached else '-':>10}  "
               f"{run['train_seconds']:>10.1f}  {run['final']['optimal_move_rate']:.4%}")
-    write(args.out, {"command": " ".join(["python", *sys.argv]), "board": args.board,
-                     "load_average_at_start": load, "runs": runs})
+    print(f"results written to {args.out}")
     return 0
 
 
-def write(path: Path, data: dict[str, Any]) -> None:
-    from gym_tictactoe.files import atomic_path
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path) as temp_path:
-        temp_path.write_text(json.dumps(data, indent=2))
-    print(f"results written to {path}")
+write = write_json  # the name alphazero_long and the speed table call
 
 
 if __name__ == "__main__":

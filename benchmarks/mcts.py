@@ -19,7 +19,6 @@ Nothing is written unless ``--out`` is given.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -29,7 +28,10 @@ from typing import Any
 import numpy as np
 
 from gym_tictactoe import game
-from gym_tictactoe.files import atomic_path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
+from progress import write_json
+
 from gym_tictactoe.players.mcts import MCTSPlayer
 
 UCT_C = 2.0
@@ -140,8 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     results["wall_seconds"] = round(time.time() - start, 1)
     results["command"] = "python benchmarks/mcts.py" + (" --quick" if args.quick else "")
     if args.out:
-        with atomic_path(args.out) as temp:
-            temp.write_text(json.dumps(results, indent=2) + "\n")
+        write_json(args.out, results)
     return 0
 
 

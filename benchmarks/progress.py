@@ -8,10 +8,14 @@ Within one long unit (a 4x4 Q-learning run), ``line`` says how far it is with it
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 # Benchmarks write under runs/ unless --out says otherwise: the committed results in
 # benchmarks/results/ change only when someone means to re-measure them.
@@ -70,3 +74,32 @@ class Progress:
         elapsed = time.perf_counter() - self.start
         print(f"[{self.done}/{self.total}] {label}; {line(self.done, self.total, elapsed)}",
               file=sys.stderr, flush=True)
+
+
+def write_json(path: Path, data: Any, quiet: bool = False) -> None:
+    """``data`` as JSON at ``path``, whole or not at all: a benchmark stopped while writing leaves
+    the previous whole file."""
+    from gym_tictactoe.files import atomic_path
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as temp:
+        temp.write_text(json.dumps(data, indent=2) + "\n")
+    if not quiet:
+        print(f"results written to {path}")
+
+
+def seed_runs(seeds: Sequence[int], run_seed: Callable[[int, Path], dict[str, Any]], unit: str,
+              save: Callable[[list[dict[str, Any]]], None]) -> list[dict[str, Any]]:
+    """``run_seed(seed, folder)`` for each seed, in a temporary folder removed afterwards, with a
+    progress line and ``save(runs so far)`` after each: a stopped benchmark keeps the seeds it
+    finished. A run says ``perfect_at_UNIT`` (None: never) and ``train_seconds``."""
+    progress, runs = Progress(len(seeds)), []
+    for seed in seeds:
+        with tempfile.TemporaryDirectory(prefix="seed_runs_") as temp:
+            run = run_seed(seed, Path(temp))
+        runs.append(run)
+        save(runs)
+        reached = run[f"perfect_at_{unit}"]
+        progress.step(f"seed {seed}: " + (f"perfect at {reached:,} {unit}" if reached
+                                          else "not perfect") + f", {run['train_seconds']} s")
+    return runs

@@ -9,14 +9,16 @@ Per board, in one run: episodes per second of ``QLearningAgent.train`` on one ``
 ``--batches`` boards (``max(--episodes, 100 x batch)`` episodes), train.py's settings otherwise
 (``TRAINING_OPPONENT`` in both seats, exploring starts, seed 0). The measurements alternate, best
 of ``--rounds`` each, setup (the board's index and solution) excluded: the machine is shared, so
-only ratios from the same run compare. Progress with an estimate of the time left goes to stderr,
-the table to stdout, the results JSON to ``--out`` (default under runs/).
+only ratios from the same run compare (the JSON records the load average before and after).
+Progress with an estimate of the time left goes to stderr, the table to stdout, the results JSON
+to ``--out`` (default under runs/).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 from collections.abc import Sequence
@@ -87,20 +89,22 @@ def measure(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def print_table(rows: list[dict[str, Any]], batches: list[int]) -> None:
-    print(f"{'board':<7}{'one board':>11}" + "".join(f"{f'B={b}':>16}" for b in batches))
+    print(f"{'board':<7}{'one board':>11}" + "".join(f"{f'B={b}':>19}" for b in batches))
     for row in rows:
         eps, up = row["episodes_per_second"], row["speedup"]
-        cells = "".join(f"{f'{eps[str(b)]:,.0f} ({up[str(b)]:.1f}x)':>16}" for b in batches)
+        cells = "".join(f"{f'{eps[str(b)]:,.0f} ({up[str(b)]:.1f}x)':>19}" for b in batches)
         print(f"{row['board']:<7}{eps['sequential']:>11,.0f}{cells}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     writable(args.out, "q_batched.py")
+    load = os.getloadavg()[0]  # the machine is shared: how busy it was, before and after
     rows = measure(args)
     print_table(rows, args.batches)
     results = {"command": " ".join(["python", *sys.argv]),
                "machine": f"{platform.machine()}, shared 2 cores",
+               "load_average": [round(load, 2), round(os.getloadavg()[0], 2)],
                "python": platform.python_version(), "rounds": args.rounds, "boards": rows}
     from gym_tictactoe.files import atomic_path
 

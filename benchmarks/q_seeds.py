@@ -17,13 +17,12 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress, writable
+from progress import RUNS, seed_runs, writable, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,26 +57,18 @@ def run_seed(seed: int, folder: Path) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     writable(args.out, "q_seeds.py")
-    progress, runs, load = Progress(len(args.seeds)), [], os.getloadavg()[0]
-    for seed in args.seeds:
-        with tempfile.TemporaryDirectory(prefix="q_seeds_") as temp:
-            run = run_seed(seed, Path(temp))
-        runs.append(run)
-        reached = run["perfect_at_episodes"]
-        progress.step(f"seed {seed}: " + (f"perfect at {reached:,} episodes" if reached
-                                          else "not perfect") + f", {run['train_seconds']} s")
+    load = os.getloadavg()[0]
+
+    def save(runs: list[dict[str, Any]]) -> None:
+        write_json(args.out, {"command": " ".join(["python", *sys.argv]),
+                              "load_average_at_start": load, "runs": runs}, quiet=True)
+
+    runs = seed_runs(args.seeds, run_seed, "episodes", save)
     print("seed  perfect at  training s")
     for run in runs:
         reached = run["perfect_at_episodes"]
         print(f"{run['seed']:<6}{f'{reached:,}' if reached else '-':>10}  "
               f"{run['train_seconds']:>10.1f}")
-    from gym_tictactoe.files import atomic_path
-
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(args.out) as temp_path:
-        temp_path.write_text(json.dumps({"command": " ".join(["python", *sys.argv]),
-                                         "load_average_at_start": load, "runs": runs},
-                                        indent=2))
     print(f"results written to {args.out}")
     return 0
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress, writable
+from progress import RUNS, Progress, writable, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -74,9 +74,7 @@ def write(path: Path, args: argparse.Namespace, runs: list[dict[str, Any]]) -> N
     payload = {"command": " ".join(["python", *sys.argv]), "seed": args.seed,
                "timesteps": args.timesteps, "eval_every": args.eval_every,
                "machine": "x86_64, 2 cores shared with other jobs", "runs": runs}
-    partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(payload, indent=1) + "\n")
-    partial.replace(path)
+    write_json(path, payload, quiet=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -269,3 +269,23 @@ def test_search_answers_in_memory_bounded_batches_alike(monkeypatch):
     whole = policy.act_batch(boards, boards == 0)
     monkeypatch.setattr(module, "SEARCH_BYTES", 17 * 7 * 9 * 2)  # two trees per batch
     np.testing.assert_array_equal(policy.act_batch(boards, boards == 0), whole)
+
+
+def test_a_search_player_asked_one_position_at_a_time_searches_each_once(monkeypatch):
+    from agents.alphazero import policy as policy_module
+
+    policy = AlphaZeroPolicy(PolicyValueNet(NetworkSettings(4, 1)), game.TICTACTOE, 6)
+    boards = np.zeros((3, 9), np.int8)
+    boards[1, 4], boards[2, [0, 4]] = 2, (1, 2)
+    expected = policy.act_batch(boards, boards == 0)
+    searches = []
+    choose = policy._choose
+    monkeypatch.setattr(policy, "_choose", lambda b, m: searches.append(len(b)) or choose(b, m))
+    for _ in range(2):
+        assert [policy(b, b == 0) for b in boards] == expected.tolist()
+    assert searches == [1, 1, 1]  # the second round came from the kept moves
+    monkeypatch.setattr(policy_module, "CACHED_MOVES", 2)
+    policy._moves.clear()
+    for b in boards:
+        policy(b, b == 0)
+    assert len(policy._moves) <= 2  # bounded

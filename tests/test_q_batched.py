@@ -75,6 +75,19 @@ def test_checkpoints_run_at_each_multiple_and_can_stop_training():
     assert stats.stopped and seen == [500, 1000, 1500] and agent.episodes == 1500
 
 
+def test_without_on_eval_no_checkpoint_drops_episodes():
+    # 256 boards finish far more than 10 episodes a step: cutting at multiples of eval_every
+    # would drop most of them unlearned, though no checkpoint runs.
+    tables = []
+    for eval_every in (10, 0):
+        agent = QLearningAgent(seed=0)
+        envs = q_batched.make_envs(agent, 256, TRAINING_OPPONENT, **EXPLORING_STARTS)
+        stats = q_batched.train_batched(agent, envs, 3000, seed=0, eval_every=eval_every)
+        assert stats.episodes == 3000 == agent.episodes
+        tables.append(agent.visits.copy())
+    assert np.array_equal(*tables)
+
+
 def test_a_compact_board_trains_and_its_file_refuses_another_board(tmp_path):
     # About 6 s, most of it building 4x4x3's index: the one test of the batched learner on the
     # compact layout (13-16 cells), where it is train.py's default.
@@ -108,6 +121,7 @@ def test_train_py_trains_q_batched_by_default():
     assert q_batch(train.parse_args(["--no-progress"])) == q_batched.SMALL_BATCH
     assert q_batch(train.parse_args(["--no-progress", "--board", "4x4x3"])) == 4096
     assert q_batch(train.parse_args(["--no-progress", "--opponent", "self"])) == 64
+    assert q_batch(train.parse_args(["--no-progress", "--n-envs", "256"])) == 256
 
 
 def test_train_py_without_exploring_starts_keeps_the_batch_to_the_empty_board(monkeypatch,

@@ -146,7 +146,10 @@ def test_env_options_follow_the_flags(tmp_path):
         (["--opponent", "random*inf+minimax"], "bad weight 'inf'"),
         (["--seed", "-1"], "expected a seed, an integer with 0 <= seed < 2**32; got '-1'"),
         (["--algo", "ppo", "--seed", "4294967296"], "0 <= seed < 2**32; got '4294967296'"),
-        (["--n-envs", "4"], "--n-envs does not apply to --algo q"),
+        (["--algo", "alphazero", "--n-envs", "4"], "--n-envs does not apply to --algo alphazero"),
+        (["--n-envs", "5478275"], "--n-envs (boards trained at once) must be at most "
+         "5,478,274 on 3x3x3 (a 4 GiB memory budget for the boards and the learner); got "
+         "5,478,275"),
         (["--no-canonical"], "--canonical does not apply to --algo q"),
         (["--algo", "dqn", "--start", "middle"], "invalid choice: 'middle'"),
         (["--algo", "dqn", "--start-probability", "1.5"], "expected a probability, a number "

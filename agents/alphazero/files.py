@@ -81,8 +81,8 @@ def load(path: str | os.PathLike, rules: game.Rules | None = None) -> Model:
         names = set(archive.namelist())
         if names != MEMBERS:
             raise bad(f"it holds {sorted(names)[:4]}, not {sorted(MEMBERS)}")
-        header = _header(read_entry(archive, HEADER, _HEADER_ENTRY, bad), bad)
-        board, settings, shapes = _check_header(header, bad)
+        header = read_header(read_entry(archive, HEADER, _HEADER_ENTRY, bad), bad)
+        board, settings, shapes = check_header(header, bad)
         if rules is not None and board != rules:
             raise ValueError(f"{path} plays the {board.name} board, not {rules.name}")
         total = sum(int(np.prod(shape)) for shape in shapes.values())
@@ -95,18 +95,19 @@ def load(path: str | os.PathLike, rules: game.Rules | None = None) -> Model:
     return Model(board, build(settings, weights), header["games"])
 
 
-def _header(text: npt.NDArray, bad: Any) -> dict[str, Any]:
+def read_header(text: npt.NDArray, bad: Any, expected: str = FORMAT) -> dict[str, Any]:
+    """The JSON header ``text``, a dict whose format is ``expected``; else ``bad(problem)``."""
     try:
         header = json.loads(str(text))
     except (ValueError, RecursionError) as error:
         raise bad(f"its header is not JSON ({str(error)[:80]})") from None
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
+    if not isinstance(header, dict) or header.get("format") != expected:
         found = header.get("format") if isinstance(header, dict) else None
         raise bad(f"its header's format is {str(found)[:80]!r}")
     return header
 
 
-def _check_header(header: dict[str, Any], bad: Any
+def check_header(header: dict[str, Any], bad: Any
                   ) -> tuple[game.Rules, NetworkSettings, dict[str, tuple[int, ...]]]:
     """The board, settings and layer shapes of a header, each checked."""
     try:

@@ -4,7 +4,8 @@ counts of a PUCT search of a fixed number of simulations (network plus search).
 Both are deterministic (the search has no randomness at play: no noise, first of equal
 counts), so the exact evaluation (``gym_tictactoe.evaluation``) scores them as they play. Both
 answer a whole batch of positions in one call (``act_batch``), the search growing one tree per
-position side by side.
+position side by side. Being deterministic, the search player keeps its last moves asked one
+at a time (games, ``play``, ``arena``) by position: a position met again costs no search.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ RAW_CHUNK = 8192  # positions per network call
 # to this many bytes, one tree at least (10,000 simulations on 15x15: 38 MB).
 SEARCH_BYTES = 256 * 2**20
 MAX_SIMULATIONS = 10_000
+CACHED_MOVES = 2**16  # positions whose searched move is kept (under 10 MB)
 
 
 class AlphaZeroPolicy:
@@ -37,6 +39,7 @@ class AlphaZeroPolicy:
         self.max_simulations = check_int(max_simulations, "max_simulations", 1,
                                          MAX_SIMULATIONS, none=True)
         self.c_puct = check_number(c_puct, "c_puct", 0.0, low_open=True)
+        self._moves: dict[bytes, int] = {}  # searched moves by position (the board, its mask)
 
     def evaluator(self, boards: npt.NDArray[np.int8]) -> tuple[npt.NDArray, npt.NDArray]:
         """Priors and values of boards seen by their mover: the search's evaluator."""
@@ -65,7 +68,17 @@ class AlphaZeroPolicy:
         return np.where(legal, scores + 1.0, 0.0).argmax(axis=1)  # legal cells first
 
     def __call__(self, observation: npt.ArrayLike, action_mask: npt.ArrayLike) -> int:
-        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
+        board = np.asarray(observation, dtype=np.int8).reshape(-1)
+        legal = np.asarray(action_mask).reshape(-1).astype(bool)
+        if self.max_simulations is None:
+            return int(self._choose(board[None], legal[None])[0])
+        key = board.tobytes() + legal.tobytes()
+        move = self._moves.get(key)
+        if move is None:
+            if len(self._moves) >= CACHED_MOVES:  # bounded: start afresh
+                self._moves.clear()
+            move = self._moves[key] = int(self._choose(board[None], legal[None])[0])
+        return move
 
     def __repr__(self) -> str:
         how = ("raw network" if self.max_simulations is None

@@ -1,5 +1,10 @@
 """``train.py --algo alphazero``: the trainer ``agents.run`` calls, on the run's config and
 Checkpointer (exact where the board is solved: training stops once the raw network is perfect).
+
+At every checkpoint the whole training state is saved, atomically, as ``checkpoint.npz`` in the
+run's folder (``agents.alphazero.state``; the folder is reserved when the run starts), so a run
+that is killed or interrupted loses at most one checkpoint period, and ``train.py --resume``
+continues it exactly.
 """
 
 from __future__ import annotations
@@ -10,53 +15,105 @@ from typing import TYPE_CHECKING, Any
 
 from agents import EXPLORING_STARTS
 from agents.alphazero import files
-from agents.alphazero.training import AlphaZeroSettings, Trainer
+from agents.alphazero.state import STATE_FILE, load_state, save_state
+from agents.alphazero.training import AlphaZeroSettings, Checkpoint, Trainer
 from agents.run_config import RunConfig, Trained, env_options
 
 if TYPE_CHECKING:  # agents.run imports this module lazily: no cycle at run time
     from agents.run import Checkpointer
 
+PLAY_FIELDS = tuple(f.name for f in dataclasses.fields(AlphaZeroSettings().play))
+NETWORK_FIELDS = tuple(f.name for f in dataclasses.fields(AlphaZeroSettings().network))
+
 
 def settings_of(config: RunConfig) -> AlphaZeroSettings:
-    """The defaults, with the run's exploring starts (--start, --start-probability)."""
+    """The defaults, with the run's exploring starts (--start, --start-probability) and the
+    settings given (``config.alphazero``, by field name); a ValueError for a bad one."""
     options = env_options(config, EXPLORING_STARTS)
     probability = options.get("start_probability", 0.0) if options["start"] == "random" else 0.0
-    defaults = AlphaZeroSettings()
-    play = dataclasses.replace(defaults.play, start_probability=probability)
-    return dataclasses.replace(defaults, play=play)
+    given, defaults = dict(config.alphazero), AlphaZeroSettings()
+    play = {name: given.pop(name) for name in PLAY_FIELDS if name in given}
+    network = {name: given.pop(name) for name in NETWORK_FIELDS if name in given}
+    return dataclasses.replace(
+        defaults, play=dataclasses.replace(defaults.play, start_probability=probability, **play),
+        network=dataclasses.replace(defaults.network, **network), **given)
+
+
+def flat_settings(settings: AlphaZeroSettings) -> dict[str, Any]:
+    """``settings`` by field name, play's and the network's fields at the top."""
+    found = settings.as_dict()
+    return {**found.pop("play"), **found.pop("network"), **found}
+
+
+def run_settings(config: RunConfig) -> dict[str, Any]:
+    """What a state file keeps of the run besides the trainer, for ``--resume``."""
+    return {"seed": config.seed, "name": config.name, "episodes": config.episodes,
+            "minutes": config.minutes, "eval_every": config.eval_every,
+            "eval_minutes": config.eval_minutes, "games": config.games}
 
 
 def train(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trained:
-    """Self-play rounds until perfect play or ``config.episodes`` games; one torch thread (the
-    network is tiny: more threads only wait for each other on 2 cores). It learns from its own
-    games only (``train.py`` refuses --opponent for it, so ``pool`` is None)."""
+    """Self-play rounds until perfect play or the budget (``config.episodes`` games,
+    ``config.minutes`` of training); one torch thread (the network is tiny: more threads only
+    wait for each other on 2 cores). It learns from its own games only (``train.py`` refuses
+    --opponent for it, so ``pool`` is None). With ``config.resume``, from that run's state."""
     from agents.sb3 import torch_threads
 
-    player = _player(config)
-    trainer = Trainer(config.board, settings_of(config), seed=config.seed, player=player)
-    bar = _bar(config)
+    trainer, before = _trainer(config, checkpoint)
+    player = trainer.player = _player(config, trainer.settings)
+    bar = _bar(config, trainer.games)
     try:
         with torch_threads(1):
-            trainer.train(config.episodes, config.eval_every, checkpoint,
-                          None if bar is None else bar.update)
+            trainer.train(config.episodes, config.eval_every,
+                          _saving(trainer, checkpoint, config),
+                          None if bar is None else bar.update, minutes=config.minutes,
+                          eval_minutes=config.eval_minutes)
     finally:
         if player is not None:
             player.close()
     if bar is not None:
         bar.close()
-    settings = {"episodes": config.episodes, "games_played": trainer.games,
-                "workers": config.workers, "hyperparameters": trainer.settings.as_dict()}
+    settings = {"episodes": config.episodes, "minutes": config.minutes,
+                "eval_minutes": config.eval_minutes, "games_played": trainer.games,
+                "train_seconds": round(trainer.seconds, 3), "workers": config.workers,
+                "resumed_from": None if config.resume is None else str(config.resume),
+                "hyperparameters": trainer.settings.as_dict()}
     save = partial(_save, trainer)
-    return Trained(trainer.policy, save, "model.npz", "self", settings)
+    return Trained(trainer.policy, save, "model.npz", "self", settings, seconds_before=before)
 
 
-def _player(config: RunConfig) -> Any:
-    """Ray actors playing the self-play games (``--workers``), or None: this process."""
+def _trainer(config: RunConfig, checkpoint: Checkpointer) -> tuple[Trainer, float]:
+    """A new trainer, or with ``config.resume`` the saved one (its curve and clock handed to
+    ``checkpoint``); the wall seconds of the run's earlier sittings."""
+    if config.resume is None:
+        return Trainer(config.board, settings_of(config), seed=config.seed), 0.0
+    saved = load_state(config.resume / STATE_FILE)
+    checkpoint.resume(saved.curve, saved.seconds)
+    return saved.trainer, saved.seconds
+
+
+def _saving(trainer: Trainer, checkpoint: Checkpointer, config: RunConfig) -> Checkpoint:
+    """The checkpoint call: evaluate and record (``checkpoint``, with the training seconds),
+    then save the whole state where the Checkpointer says."""
+    run = run_settings(config)
+
+    def on_eval(policy: Any, games: int) -> bool:
+        stop = checkpoint(policy, games, train_seconds=trainer.seconds)
+        if checkpoint.state_file is not None:
+            save_state(checkpoint.state_file, trainer, run, checkpoint.seconds,
+                       checkpoint.curve)
+        return stop
+
+    return on_eval
+
+
+def _player(config: RunConfig, settings: AlphaZeroSettings) -> Any:
+    """Ray actors playing the self-play games (``--workers``), or None: this process. (Their
+    generators are not in the saved state: a resumed run with workers plays other games.)"""
     if config.workers is None:
         return None
     from agents.alphazero.workers import RayPlayer
 
-    settings = settings_of(config)
     return RayPlayer(config.board, settings.play, settings.network, config.seed,
                      config.workers, config.ray_address)
 
@@ -65,10 +122,10 @@ def _save(trainer: Trainer, path: Any) -> None:
     files.save(path, trainer.net, trainer.rules, trainer.games)
 
 
-def _bar(config: RunConfig) -> Any:
+def _bar(config: RunConfig, initial: int) -> Any:
     if not config.progress:
         return None
     from gym_tictactoe.extras import require
 
     tqdm = require("tqdm.auto", "train", "the progress bar (hide it with --no-progress)").tqdm
-    return tqdm(total=config.episodes, unit="game")
+    return tqdm(total=config.episodes, initial=initial, unit="game")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from agents.alphazero.search import Evaluator, relative, search
+from agents.alphazero.search import C_PUCT, Evaluator, relative, search
 from gym_tictactoe import game
 from gym_tictactoe.game import Rules
 from gym_tictactoe.game.starts import draw_starts, side_to_move
@@ -32,6 +32,7 @@ class PlaySettings:
     simulations: int = 32
     temperature: float = 1.0
     temperature_moves: int = 4
+    c_puct: float = C_PUCT
     dirichlet_alpha: float = 1.0
     noise_fraction: float = 0.25
     start_probability: float = 0.5
@@ -71,7 +72,7 @@ def play_games(rules: Rules, evaluate: Evaluator, games: int, settings: PlaySett
     while active.any():
         idx = np.flatnonzero(active)
         found = search(rules, evaluate, boards[idx, :cells], movers[idx],
-                       settings.simulations, noise=noise)
+                       settings.simulations, noise=noise, c_puct=settings.c_puct)
         policies = found.visits / found.visits.sum(axis=1, keepdims=True)
         seen.append(relative(boards[idx, :cells], movers[idx]))
         targets.append(policies.astype(np.float32) if settings.target == "visits"

@@ -1,10 +1,12 @@
 """AlphaZero training: rounds of batched self-play, each followed by gradient steps on batches
 from the replay buffer (policy cross-entropy to the visit distribution, squared error of the
-value to the game's result, weight decay), with a checkpoint call every ``eval_every`` games.
+value to the game's result, weight decay), with a checkpoint call every ``eval_every`` games
+and/or every ``eval_minutes`` of training time (:class:`Schedule`).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -40,6 +42,7 @@ class AlphaZeroSettings:
         check_int(play.simulations, "max_simulations", 1, MAX_SIMULATIONS)
         check_number(play.temperature, "temperature", 0.0)
         check_int(play.temperature_moves, "temperature_moves", 0)
+        check_number(play.c_puct, "c_puct", 0.0, low_open=True)
         check_number(play.dirichlet_alpha, "dirichlet_alpha", 0.0, low_open=True)
         check_number(play.noise_fraction, "noise_fraction", 0.0, 1.0)
         check_number(play.start_probability, "start_probability", 0.0, 1.0)
@@ -72,6 +75,7 @@ class Trainer:
         self.buffer = ReplayBuffer(rules, settings.buffer_size)
         self.rng = np.random.default_rng(seed)
         self.games = 0
+        self.seconds = 0.0  # of self-play and gradient steps: checkpoints are not counted
 
     @property
     def policy(self) -> AlphaZeroPolicy:
@@ -106,18 +110,52 @@ class Trainer:
         self.optimizer.step()
         return float(loss.detach())
 
-    def train(self, budget: int, eval_every: int, checkpoint: Checkpoint | None = None,
-              progress: Callable[[int], Any] | None = None) -> bool:
-        """Rounds until ``budget`` games or ``checkpoint`` says stop (True then); a checkpoint
-        every ``eval_every`` games and at the end."""
-        next_check, stopped = self.games + eval_every, False
-        while self.games < budget and not stopped:
-            played = min(self.settings.games_per_round, budget - self.games)
+    def train(self, budget: int | None, eval_every: int | None,
+              checkpoint: Checkpoint | None = None, progress: Callable[[int], Any] | None = None,
+              *, minutes: float | None = None, eval_minutes: float | None = None) -> bool:
+        """Rounds until ``budget`` games or ``minutes`` of training time (None: no limit on that
+        clock; checkpoints are not training time), or until ``checkpoint`` says stop (True
+        then). A checkpoint at the end of the round that reaches each multiple of
+        ``eval_every`` games or of ``eval_minutes`` of training time (counted from the run's
+        start, so a resumed run keeps the schedule), and at the end."""
+        schedule = Schedule(budget, eval_every, minutes, eval_minutes)
+        stopped = False
+        while not stopped and not schedule.finished(self.games, self.seconds):
+            before = (self.games, self.seconds)
+            played = self.settings.games_per_round if budget is None else min(
+                self.settings.games_per_round, budget - self.games)
+            began = time.perf_counter()
             self.round(played)
+            self.seconds += time.perf_counter() - began
             if progress is not None:
                 progress(played)
-            if checkpoint is not None and (self.games >= next_check or self.games >= budget):
-                while next_check <= self.games:
-                    next_check += eval_every
+            if checkpoint is not None and schedule.due(before, (self.games, self.seconds)):
                 stopped = bool(checkpoint(self.policy, self.games))
         return stopped
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """When training stops (``games`` or ``minutes`` of training time, either None: no limit)
+    and checkpoints (every ``eval_every`` games, every ``eval_minutes``, either None: not on
+    that clock)."""
+
+    games: int | None = None
+    eval_every: int | None = None
+    minutes: float | None = None
+    eval_minutes: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.games is None and self.minutes is None:
+            raise ValueError("training needs a budget: a number of games or of minutes")
+
+    def finished(self, games: int, seconds: float) -> bool:
+        return ((self.games is not None and games >= self.games)
+                or (self.minutes is not None and seconds >= 60 * self.minutes))
+
+    def due(self, before: tuple[int, float], now: tuple[int, float]) -> bool:
+        """Whether the round from ``before`` to ``now`` (games, seconds) ends at a checkpoint."""
+        periods = (self.eval_every, None if self.eval_minutes is None else 60 * self.eval_minutes)
+        crossed = any(period is not None and now[k] // period > before[k] // period
+                      for k, period in enumerate(periods))
+        return crossed or self.finished(*now)

@@ -30,6 +30,7 @@ from gym_tictactoe.cli.arguments import (
     player_names,
     positive_int,
     seed_arg,
+    simulations_arg,
 )
 from gym_tictactoe.cli.match import (  # noqa: F401  (names the command line offered before)
     EXIT_INTERRUPTED,
@@ -96,9 +97,10 @@ def _add_arena(subparsers: argparse._SubParsersAction) -> None:
         "arena", help="players against each other, every pairing and seat",
         description="Every player meets every player (itself included) as X and as O. A player "
         "is any opponent spec train.py --opponent takes, e.g. 'epsilon:epsilon=0.3,inner="
-        "heuristic' or 'random+minimax*2'. After the table: Elo ratings from a Bradley-Terry "
-        "fit of the results (a draw half a win; the first player rated 0; needs the 'ratings' "
-        "extra, choix).",
+        "heuristic' or 'random+minimax*2', or a model file train.py wrote (an AlphaZero "
+        "model with a search: 'model.npz:simulations=100'). After the table: Elo ratings from "
+        "a Bradley-Terry fit of the results (a draw half a win; the first player rated 0; "
+        "needs the 'ratings' extra, choix).",
     )
     arena.add_argument("--players", type=player_list, default=None,
                        help="comma-separated specs; a key=value after a comma belongs to the "
@@ -124,7 +126,7 @@ def _arena_command(args: argparse.Namespace) -> int:
     print(f"arena on {args.board.name}: {args.games} games per pairing, seed {args.seed}\n")
     models = {spec: player for spec, player in zip(args.players, players, strict=True)
               if cli_models.is_model_path(spec)}
-    kinds = ["sb3" if spec.lower().endswith(".zip") else "q" for spec in models]
+    kinds = [cli_models.kind_of(spec) for spec in models]
     with cli_models.one_torch_thread(kinds):
         rows = arena(args.players, args.games, args.seed, args.board, models)
     width = max(12, *(len(name) for name in args.players))
@@ -204,15 +206,23 @@ def _facts_command(args: argparse.Namespace) -> int:
 
 def _add_evaluate(subparsers: argparse._SubParsersAction) -> None:
     evaluate = subparsers.add_parser(
-        "evaluate", help="evaluate a saved model (Q-table .npz or SB3 .zip) exactly, or two "
-                         "against each other",
+        "evaluate", help="evaluate a saved model (Q-table .npz, SB3 .zip or AlphaZero .npz) "
+                         "exactly, or two against each other",
         description="Games against random, heuristic and minimax in both seats, the best "
                     "response per seat and the optimal-move rate over every position. With two "
                     "models (of one board): first their games against each other in both "
-                    "seatings, then each one's evaluation.",
+                    "seatings, then each one's evaluation. An AlphaZero model playing through "
+                    "a search (--simulations) on a board of more than "
+                    f"{cli_models.FULL_SEARCH_POSITIONS:,} positions (4x4) gets the best "
+                    "response alone, asked only at the positions reached against it.",
     )
     evaluate.add_argument("paths", nargs="+", metavar="path", type=model_file,
-                          help="a model file written by train.py (one, or two to compare)")
+                          help="a model file written by train.py (one, or two to compare); "
+                          "PATH:simulations=N for an AlphaZero model with a search of its own")
+    evaluate.add_argument("--simulations", type=simulations_arg, default=None, metavar="N",
+                          help="an AlphaZero model plays through a search of N simulations a "
+                          "move (1 to 10,000; deterministic); default: the raw network, greedy "
+                          "on its prior")
     evaluate.add_argument("--games", type=positive_int, default=200,
                           help="games per opponent and seat")
     evaluate.add_argument("--seed", type=seed_arg, default=0,

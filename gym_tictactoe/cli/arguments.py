@@ -8,6 +8,7 @@ import re
 from functools import cache
 
 from gym_tictactoe import game
+from gym_tictactoe.cli.models import is_model_path, model_spec, simulations_value
 from gym_tictactoe.game.starts import check_start_probability
 from gym_tictactoe.players.opponents import OPPONENTS, make_opponent, parse_opponent
 from gym_tictactoe.seeding import check_seed
@@ -40,9 +41,27 @@ def player_list(text: str) -> list[str]:
     if not specs:
         raise argparse.ArgumentTypeError(f"no player given; choose from {', '.join(player_names())}"
                                          " or any opponent spec")
-    # A model file (train.py's .npz or .zip) is loaded by the command, not parsed here.
-    return [spec if spec.lower().endswith((".npz", ".zip")) else opponent_spec(spec)
-            for spec in dict.fromkeys(specs)]
+    return [player_spec(spec) for spec in dict.fromkeys(specs)]
+
+
+def player_spec(text: str) -> str:
+    """An argparse type: an opponent spec, or a model file (train.py's .npz or .zip, perhaps
+    ``:simulations=N``), its options checked here and the file loaded by the command."""
+    if not is_model_path(text):
+        return opponent_spec(text)
+    try:
+        model_spec(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text.strip()
+
+
+def simulations_arg(text: str) -> int:
+    """An argparse type: the simulations of an AlphaZero model's search, 1 to 10,000."""
+    try:
+        return simulations_value(text, "the number of simulations")
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def opponent_spec(text: str) -> str:

@@ -1,15 +1,22 @@
-"""Saved models on the command line: ``evaluate`` one model or two, and models as arena players.
+"""Saved models on the command line: ``evaluate`` one model or two, and models as players
+(``arena --players``, ``play --opponent``).
 
-A model is a file ``train.py`` writes (a Q-table ``.npz`` or an SB3 ``.zip``); the agents package
-(and torch, for SB3 models) loads only when one is named. Two models must play the same board.
+A model is a file ``train.py`` writes (a Q-table ``.npz``, an SB3 ``.zip`` or an AlphaZero
+``.npz``); the agents package (and torch, for SB3 and AlphaZero models) loads only when one is
+named. Two models must play the same board. As a player a model is its path, or
+``PATH:simulations=N`` for an AlphaZero network playing through a search of N simulations
+(``evaluate --simulations N`` says the same for the models it evaluates).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import sys
+import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,16 +30,72 @@ from gym_tictactoe.seeding import check_seed
 
 MODEL_SUFFIXES = (".npz", ".zip")
 EXIT_MISSING_EXTRA = 1
+# agents.alphazero.policy.MAX_SIMULATIONS, kept here so that checking a spec imports no torch
+# (a test checks that the two agree).
+MAX_SIMULATIONS = 10_000
+# PATH or PATH:OPTIONS, PATH ending .npz or .zip (the last such ending: a folder may hold a dot)
+_MODEL_SPEC = re.compile(r"(?P<path>.*\.(?:npz|zip))(?::(?P<options>.*))?",
+                         re.IGNORECASE | re.DOTALL)
+SPEC_HELP = (f"a model takes simulations=N: an AlphaZero network playing through a search of N "
+             f"simulations, 1 to {MAX_SIMULATIONS:,}")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model as a player: its file and, for an AlphaZero network, its search's simulations
+    (None: the raw network)."""
+
+    path: str
+    simulations: int | None = None
 
 
 def is_model_path(spec: str) -> bool:
-    """Whether an arena player spec names a model file rather than a built-in opponent."""
-    return spec.lower().endswith(MODEL_SUFFIXES)
+    """Whether a player spec names a model file (``PATH`` or ``PATH:simulations=N``) rather
+    than a built-in opponent."""
+    return _MODEL_SPEC.fullmatch(spec.strip()) is not None
 
 
-def load(path: str) -> tuple[Any, str]:
-    """(policy, kind) of a model file; FileNotFoundError, ValueError or MissingExtra."""
-    return _saved_models().load_policy(path)
+def model_spec(spec: str, simulations: int | None = None, any_name: bool = False) -> ModelSpec:
+    """The model player ``spec`` names; ``simulations``: the search's unless the spec gives
+    its own. ValueError for an option other than simulations=N, 1 <= N <= MAX_SIMULATIONS.
+    ``any_name``: a spec without a model's suffix is a path all the same (``evaluate`` tells
+    a model by its contents; a player spec needs the suffix to be told from a built-in)."""
+    found = _MODEL_SPEC.fullmatch(spec.strip())
+    if found is None and any_name:
+        return ModelSpec(spec, simulations)
+    if found is None:
+        raise ValueError(f"{spec!r} is not a model file: expected a path ending .npz or .zip, "
+                         "optionally followed by :simulations=N")
+    for item in filter(None, (found["options"] or "").split(",")):
+        key, equals, value = (part.strip() for part in item.partition("="))
+        if key != "simulations" or not equals:
+            raise ValueError(f"bad model option {item.strip()!r} in {spec!r}: {SPEC_HELP}")
+        simulations = simulations_value(value, f"simulations in {spec!r}")
+    return ModelSpec(found["path"], simulations)
+
+
+def simulations_value(text: str, what: str = "--simulations") -> int:
+    """A number of simulations from text, or a ValueError saying what is allowed."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_SIMULATIONS:
+        raise ValueError(f"{what} must be an integer from 1 to {MAX_SIMULATIONS:,}; got {text!r}")
+    return value
+
+
+def load(spec: str | ModelSpec) -> tuple[Any, str]:
+    """(policy, kind) of a model file, with its search when the spec gives simulations;
+    FileNotFoundError, ValueError (also simulations for a model that is not AlphaZero) or
+    MissingExtra."""
+    spec = spec if isinstance(spec, ModelSpec) else model_spec(spec)
+    return _saved_models().load_policy(spec.path, max_simulations=spec.simulations)
+
+
+def kind_of(spec: str) -> str:
+    """``"q"``, ``"sb3"`` or ``"alphazero"``: the kind of model a spec's file holds."""
+    return _saved_models().model_kind(model_spec(spec).path)
 
 
 def _saved_models() -> Any:
@@ -47,11 +110,12 @@ def board_of(policy: Any) -> game.Rules:
     return getattr(policy, "rules", game.TICTACTOE)
 
 
-def model_player(path: str, rules: game.Rules) -> PolicyOpponent:
-    """The model at ``path`` as an arena player on ``rules``'s board (ValueError if another)."""
-    policy, _ = load(path)
+def model_player(spec: str, rules: game.Rules, command: str = "arena") -> PolicyOpponent:
+    """The model ``spec`` names as a player on ``rules``'s board (ValueError if another)."""
+    policy, _ = load(spec)
     if board_of(policy) != rules:
-        raise ValueError(f"{path} plays the {board_of(policy).name} board; this arena is on "
+        path = model_spec(spec).path
+        raise ValueError(f"{path} plays the {board_of(policy).name} board; this {command} is on "
                          f"{rules.name} (choose it with --board {board_of(policy).name})")
     return PolicyOpponent(policy, **rules.kwargs)
 
@@ -59,16 +123,16 @@ def model_player(path: str, rules: game.Rules) -> PolicyOpponent:
 def players_for(specs: Sequence[str], rules: game.Rules, command: str) -> list[Opponent] | None:
     """The specs as players on ``rules``'s board, or None after printing why one can't play."""
     try:
-        return [_player(spec, rules) for spec in specs]
+        return [_player(spec, rules, command) for spec in specs]
     except (ValueError, FileNotFoundError, MissingExtra) as error:
         print(f"gym-tictactoe {command}: error: {error}", file=sys.stderr)
         return None
 
 
-def _player(spec: str, rules: game.Rules) -> Opponent:
-    """A built-in opponent from its spec, or a saved model (a path ending .npz or .zip)."""
+def _player(spec: str, rules: game.Rules, command: str) -> Opponent:
+    """A built-in opponent from its spec, or a saved model (``is_model_path``)."""
     if is_model_path(spec):
-        return model_player(spec, rules)
+        return model_player(spec, rules, command)
     return parse_opponent(spec, rules)
 
 
@@ -82,50 +146,92 @@ def one_torch_thread(kinds: list[str]) -> Iterator[None]:
         yield
 
 
+# A search player gets the full exact evaluation on boards of at most this many positions with
+# a move to make (3x3: 4,520, 3x4x3: 79,563, a few seconds at 50 simulations); beyond (4x4:
+# millions), the best response alone, asked only where it can be on a game against it.
+FULL_SEARCH_POSITIONS = 100_000
+
+
 def evaluate_command(args: argparse.Namespace) -> int:
     """``evaluate PATH``: one model, exactly. ``evaluate PATH PATH``: two models of one board
-    against each other in both seats, and each one's exact measures."""
-    from gym_tictactoe.evaluation import evaluate
-    from gym_tictactoe.evaluation.report import evaluating_message, format_summary, summarize
-
+    against each other in both seats, and each one's exact measures. ``--simulations N``: an
+    AlphaZero model plays through a search of N simulations (a path's own ``:simulations=N``
+    comes first)."""
     paths = args.paths
     if len(paths) > 2:
         return _error(f"give one model to evaluate or two to play each other; got {len(paths)}")
     if args.report is not None and len(paths) != 1:
         return _error(f"--report takes one model; got {len(paths)}")
-    try:
-        loaded = [load(path) for path in paths]
-    except MissingExtra as error:
-        print(f"gym-tictactoe evaluate: error: {error}", file=sys.stderr)
-        return EXIT_MISSING_EXTRA
-    except (FileNotFoundError, ValueError) as error:
-        return _error(str(error))
+    loaded = _load_models(paths, getattr(args, "simulations", None))
+    if isinstance(loaded, int):
+        return loaded
     boards = [board_of(policy) for policy, _ in loaded]
     if len(loaded) == 2 and boards[0] is not boards[1]:
         return _error(f"{paths[0]} plays the {boards[0].name} board and {paths[1]} the "
                       f"{boards[1].name} board: two models must play the same board")
-    if args.report is not None and (refused := _check_report(args.report, boards[0])) is not None:
+    if args.report is not None and (refused := _check_report(
+            args.report, boards[0], _reached_only(loaded[0][0]))) is not None:
         return refused
     with one_torch_thread([kind for _, kind in loaded]):
         if len(loaded) == 2:
             print(format_match(paths, [policy for policy, _ in loaded], args.games, args.seed))
             print()
         for path, (policy, kind) in zip(paths, loaded, strict=True):
-            print(f"{path}: {kind} model")
-            print(evaluating_message(args.games, board_of(policy)), flush=True)
-            report = None if args.report is None else evaluate(policy)
-            summary = summarize(policy, games=args.games, seed=args.seed, report=report)
-            print(format_summary(summary))
-            if args.report is not None:
-                return _write_report(policy, path, args.report, report, summary)
+            code = _evaluate_one(path, policy, kind, args)
+    return code
+
+
+def _load_models(paths: list[str], simulations: int | None) -> list[tuple[Any, str]] | int:
+    """The models (policy, kind), or the exit code after saying why one can't be loaded."""
+    try:
+        return [load(model_spec(path, simulations, any_name=True)) for path in paths]
+    except MissingExtra as error:
+        print(f"gym-tictactoe evaluate: error: {error}", file=sys.stderr)
+        return EXIT_MISSING_EXTRA
+    except (FileNotFoundError, ValueError) as error:
+        return _error(str(error))
+
+
+def _reached_only(policy: Any) -> bool:
+    """Whether ``policy`` is a search too costly to ask at every position of its board."""
+    from gym_tictactoe.evaluation.report import unfinished_positions
+
+    rules = board_of(policy)
+    searching = getattr(policy, "max_simulations", None) is not None
+    return searching and rules.solvable and unfinished_positions(rules) > FULL_SEARCH_POSITIONS
+
+
+def _evaluate_one(path: str, policy: Any, kind: str, args: argparse.Namespace) -> int:
+    """One model's summary printed (and its report written, with ``--report``); exit code."""
+    from gym_tictactoe.evaluation import evaluate
+    from gym_tictactoe.evaluation.report import evaluating_message, format_summary, summarize
+
+    reached_only = _reached_only(policy)
+    searching = getattr(policy, "max_simulations", None)
+    print(f"{path}: {kind} model" + (f", search of {searching} simulations a move"
+                                     if searching is not None else ""))
+    print(evaluating_message(args.games, board_of(policy), reached_only), flush=True)
+    began = time.perf_counter()
+    report = None if args.report is None else evaluate(policy)
+    summary = summarize(policy, games=args.games, seed=args.seed, report=report,
+                        reached_only=reached_only)
+    print(format_summary(summary))
+    if searching is not None:  # what a search costs is worth knowing before the next one
+        print(f"evaluated in {time.perf_counter() - began:.1f} s")
+    if args.report is not None:
+        return _write_report(policy, path, args.report, report, summary)
     return 0
 
 
-def _check_report(directory: str, rules: game.Rules) -> int | None:
+def _check_report(directory: str, rules: game.Rules, reached_only: bool = False) -> int | None:
     """None when ``--report directory`` can be written for a model of ``rules``'s board, else
     the exit code, after saying why not (before the evaluation's minutes on a big board)."""
     from gym_tictactoe.evaluation.policy_report import check_destination
 
+    if reached_only:
+        return _error(f"--report needs the model's move at every position; a search on the "
+                      f"{rules.name} board is evaluated by its best response alone (a report "
+                      f"with a search: boards of at most {FULL_SEARCH_POSITIONS:,} positions)")
     try:
         rules.check_solvable("--report")
         check_destination(directory)

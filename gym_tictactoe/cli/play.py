@@ -23,7 +23,7 @@ import numpy.typing as npt
 from gymnasium.error import DependencyNotInstalled
 
 from gym_tictactoe import game
-from gym_tictactoe.cli.arguments import opponent_spec, player_names, seed_arg
+from gym_tictactoe.cli.arguments import player_names, player_spec, seed_arg
 from gym_tictactoe.cli.match import EXIT_MISSING_EXTRA, Quit, play_game, result_line
 from gym_tictactoe.cli.models import players_for
 from gym_tictactoe.envs import rendering
@@ -50,10 +50,12 @@ def add_play(subparsers: argparse._SubParsersAction, add_board) -> None:
         "edges); q quits. After a game, play another in the same or swapped seats; the score "
         "is kept. End of input leaves (exit 0); Ctrl-C exits 130.",
     )
-    play.add_argument("--opponent", default=None, type=opponent_spec,
+    play.add_argument("--opponent", default=None, type=player_spec,
                       help="who you play against: a name or spec, as train.py --opponent "
                       f"({', '.join(player_names())}; default: the strongest for the board, "
-                      "minimax (which never loses) up to 16 cells, alphabeta beyond)")
+                      "minimax (which never loses) up to 16 cells, alphabeta beyond), or a "
+                      "model file train.py wrote (an AlphaZero model with a search of N "
+                      "simulations a move: model.npz:simulations=N)")
     play.add_argument("--as", dest="mark", default="X", choices=("X", "O"),
                       help="your mark; X moves first (default: X)")
     play.add_argument("--seed", type=seed_arg, default=None,

@@ -11,9 +11,15 @@ Both offer the same methods to the vector env and its opponents, named as a sing
 (:mod:`gym_tictactoe.game.positions`) with the boards as the first argument: ``clear``, ``place``,
 ``legal``, ``play``, ``terminal``, ``winner``, ``mask`` (and ``mask_bool``), ``view``, ``cells``,
 ``moves``; ``codes`` where the board has codes.
+
+On boards of at most ``BIT_CELLS`` cells (4x4 among them) ``CellBoards`` also keeps each mark's
+cells as the bits of an int64 per board, and a move wins when one of the few lines through its
+cell is all set: a handful of operations over the batch, not a gather per cell of every ray.
 """
 
 from __future__ import annotations
+
+from functools import cache
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +28,7 @@ from gym_tictactoe import game
 from gym_tictactoe.game.positions import views
 
 Boards = npt.NDArray[np.intp]  # indices of boards in the batch
+BIT_CELLS = 62  # bit 62 is never a cell there, so a line padded with it never completes
 
 
 class CodeBoards:
@@ -98,6 +105,8 @@ class CellBoards:
         self.codes = np.zeros(num_envs, dtype=np.int64) if rules.solvable else None
         self._winner = np.zeros(num_envs, dtype=np.int8)
         self._marks = np.zeros(num_envs, dtype=np.int64)  # marks on each board
+        # Bits of each mark's cells, rows indexed by mark (X 1, O 2), where they fit an int64.
+        self._bits = np.zeros((3, num_envs), dtype=np.int64) if self.n <= BIT_CELLS else None
 
     def clear(self, boards: Boards) -> None:
         self.board[boards, :-1] = game.EMPTY
@@ -106,6 +115,8 @@ class CellBoards:
         self._marks[boards] = 0
         if self.codes is not None:
             self.codes[boards] = game.EMPTY_BOARD
+        if self._bits is not None:
+            self._bits[:, boards] = 0
 
     def place(self, boards: Boards, cells: npt.NDArray[np.int8],
               codes: npt.NDArray[np.int64] | None) -> None:
@@ -120,6 +131,10 @@ class CellBoards:
         self._marks[boards] = (cells != game.EMPTY).sum(axis=1)
         if self.codes is not None:
             self.codes[boards] = codes if codes is not None else cells @ self.rules.pow3
+        if self._bits is not None:
+            powers = np.left_shift(1, np.arange(self.n, dtype=np.int64))
+            for mark in (game.X, game.O):
+                self._bits[mark, boards] = (cells == mark).astype(np.int64) @ powers
 
     def asked(self, boards: Boards) -> CellBoards:
         """What a batch player is handed for ``boards``: the whole batch, read by index."""
@@ -137,8 +152,22 @@ class CellBoards:
         self._marks[boards] += 1
         if self.codes is not None:
             self.codes[boards] += marks * self.rules.pow3[cells]
-        won = self.rules.wins_at(self.board[boards], cells, marks)
+        if self._bits is None:
+            won = self.rules.wins_at(self.board[boards], cells, marks)
+        else:
+            won = self._wins(boards, cells, marks)
         self._winner[boards[won]] = marks[won]
+
+    def _wins(self, boards: Boards, cells: npt.NDArray[np.intp],
+              marks: npt.NDArray[np.int8]) -> npt.NDArray[np.bool_]:
+        """Sets the bit of each move, and whether the mover now owns a line through it."""
+        bits = self._bits[marks, boards] | np.left_shift(1, cells, dtype=np.int64)
+        self._bits[marks, boards] = bits
+        won = np.zeros(len(cells), dtype=bool)
+        for lines in _lines_through(self.rules):  # each cell's j-th line, for j = 0, 1, ...
+            line = lines.take(cells)
+            won |= (bits & line) == line
+        return won
 
     def terminal(self, boards: Boards | None = None) -> npt.NDArray[np.bool_]:
         winner, marks = (self._winner, self._marks) if boards is None else (
@@ -166,6 +195,22 @@ class CellBoards:
         if self.terminal()[board]:
             return []
         return np.flatnonzero(self.board[board, :-1] == game.EMPTY).tolist()
+
+
+@cache
+def _lines_through(rules: game.Rules) -> npt.NDArray[np.int64]:
+    """(most lines through a cell, cells): the j-th line through each cell as a bit mask, cells
+    on fewer lines padded with an impossible line (bit 62, no cell)."""
+    masks = np.left_shift(1, rules.line_array.astype(np.int64)).sum(axis=1)
+    members = np.zeros((len(masks), rules.n_cells), dtype=bool)
+    members[np.arange(len(masks))[:, None], rules.line_array] = True
+    depth = max(1, int(members.sum(axis=0).max()))
+    table = np.full((depth, rules.n_cells), 1 << BIT_CELLS, dtype=np.int64)
+    for cell in range(rules.n_cells):
+        through = masks[members[:, cell]]
+        table[: len(through), cell] = through
+    table.setflags(write=False)
+    return table
 
 
 def make_boards(rules: game.Rules, num_envs: int,

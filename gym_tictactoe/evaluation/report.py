@@ -1,6 +1,10 @@
 """One summary of a policy, shared by ``train.py`` and ``python -m gym_tictactoe evaluate``:
 games against the built-in opponents in both seats, plus the exact measures where the board is
-solved; and the learning-curve entries of ``train.py``'s checkpoints."""
+solved; and the learning-curve entries of ``train.py``'s checkpoints.
+
+A policy too costly to ask at every position (a search player on a 16-cell board) gets the best
+response only, asked where it can be on a game against it (``reached_only``): the same exact
+result per seat, without the optimal-move rate."""
 
 from __future__ import annotations
 
@@ -8,7 +12,15 @@ import time
 from typing import Any
 
 from gym_tictactoe import game
-from gym_tictactoe.evaluation import Policy, Report, board_of, evaluate, results_table
+from gym_tictactoe.evaluation import (
+    Policy,
+    Report,
+    best_response,
+    board_of,
+    evaluate,
+    perfect_results,
+    results_table,
+)
 
 REPORT_OPPONENTS = ("random", "heuristic", "minimax")
 # Where the board is not solved there is no minimax, and alphabeta costs tens of milliseconds a
@@ -17,10 +29,12 @@ UNSOLVED_OPPONENTS = ("random", "heuristic")
 
 
 def summarize(policy: Policy, games: int = 200, seed: int = 0,
-              report: Report | None = None) -> dict[str, Any]:
+              report: Report | None = None, reached_only: bool = False) -> dict[str, Any]:
     """JSON-friendly: per-opponent results by seat, and on a solved board the best response per
     seat and the optimal-move rate (the board: the policy's own ``rules``, else 3x3).
-    ``report``: the policy's ``evaluate`` result when already computed (not computed again)."""
+    ``report``: the policy's ``evaluate`` result when already computed (not computed again).
+    ``reached_only``: the best response alone, asking the policy only where it can be on a game
+    against it (``reached_summary``), for a policy too costly to ask everywhere."""
     rules = board_of(policy)
     opponents = REPORT_OPPONENTS if rules.solvable else UNSOLVED_OPPONENTS
     table = results_table(policy, opponents, n=games, seed=seed, **rules.kwargs)
@@ -31,16 +45,58 @@ def summarize(policy: Policy, games: int = 200, seed: int = 0,
     }
     if not rules.solvable:
         return summary
+    if reached_only:
+        return {**summary, **reached_summary(policy, rules)}
     return {**summary, **(evaluate(policy) if report is None else report).as_dict()}
 
 
-def evaluating_message(games: int, rules: game.Rules) -> str:
+class _Counting:
+    """A deterministic policy that counts the positions it is asked about."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy, self.asked = policy, 0
+
+    def __call__(self, observation: Any, action_mask: Any) -> int:
+        self.asked += 1
+        return self.policy(observation, action_mask)
+
+    def act_batch(self, observations: Any, masks: Any) -> Any:
+        self.asked += len(observations)
+        act_batch = getattr(self.policy, "act_batch", None)
+        if act_batch is None:
+            return [self.policy(o, m) for o, m in zip(observations, masks, strict=True)]
+        return act_batch(observations, masks)
+
+
+def reached_summary(policy: Policy, rules: game.Rules) -> dict[str, Any]:
+    """The best response per seat asking ``policy`` (deterministic) only at the positions it
+    meets on some game against it: how many (``asked``, of ``positions``) and the seconds."""
+    counting, began = _Counting(policy), time.perf_counter()
+    found = best_response(counting, reached_only=True, probabilities=False, **rules.kwargs)
+    return {"perfect_results": perfect_results(rules),
+            "best_response": {seat: r.as_dict() for seat, r in found.items()},
+            "asked": counting.asked, "positions": unfinished_positions(rules),
+            "best_response_seconds": round(time.perf_counter() - began, 1)}
+
+
+def unfinished_positions(rules: game.Rules) -> int:
+    """Positions with a move to make on a solved board (4,520 on 3x3)."""
+    return sum(int((~layer.terminal).sum()) for layer in rules.positions)
+
+
+def evaluating_message(games: int, rules: game.Rules, reached_only: bool = False) -> str:
     """What ``summarize`` is about to do, for a person waiting on it (deep agents take a while)."""
+    if reached_only and rules.solvable:
+        return (f"evaluating exactly: {games} games per seat against each of "
+                f"{', '.join(REPORT_OPPONENTS)}, then the best response per seat, asking the "
+                f"player only at the positions reached against it (a search at all "
+                f"{unfinished_positions(rules):,} positions of the {rules.name} board would take "
+                "too long: no optimal-move rate)…")
     if not rules.solvable:
         return (f"evaluating: {games} games per seat against each of "
                 f"{', '.join(UNSOLVED_OPPONENTS)} (the {rules.name} board is not solved: no "
                 "exact measures)…")
-    positions = sum(int((~layer.terminal).sum()) for layer in rules.positions)
+    positions = unfinished_positions(rules)
     return (f"evaluating exactly: {games} games per seat against each of "
             f"{', '.join(REPORT_OPPONENTS)}, then the best response per seat and the policy's move "
             f"in all {positions:,} positions of the {rules.name} board…")
@@ -109,6 +165,11 @@ def format_summary(summary: dict[str, Any]) -> str:
     best = summary.get("perfect_results", {"X": "draw", "O": "draw"})
     if set(best.values()) != {"draw"}:  # a board the first player wins (or loses) perfectly
         lines.append(f"perfect play gets: {best['X']} as X, {best['O']} as O")
+    if "optimal_move_rate" not in summary:  # reached_only: the best response alone
+        lines.append(f"asked at {summary['asked']:,} of {summary['positions']:,} positions "
+                     f"(those reached against it) in {summary['best_response_seconds']} s; no "
+                     "optimal-move rate")
+        return "\n".join(lines)
     lines.append(f"optimal-move rate: {summary['optimal_move_rate']:.2%} of "
                  f"{summary['positions']:,} positions ({summary['blunders']} blunders)")
     lines.append(f"perfect play: {'yes' if summary['perfect'] else 'no'}")

@@ -42,8 +42,16 @@ class Solution:
 
     def best_of(self, codes: npt.ArrayLike, mark: int | None = None) -> npt.NDArray[np.bool_]:
         """(N, cells) mask of the perfect player's moves: best value, fastest win, slowest loss."""
-        moves = self.child_scores(codes, mark)
-        return (moves == moves.max(axis=1, keepdims=True)) & (moves != _NO_MOVE)
+        return _best(self.child_scores(codes, mark))
+
+    def best_at(self, codes: npt.NDArray[np.int64], cells: npt.NDArray[np.int8],
+                marks: npt.NDArray[np.int8]) -> npt.NDArray[np.bool_]:
+        """``best_of`` for unfinished positions whose cells and side to move (``marks``, one per
+        position) the caller already has, as the vector env's opponent does at every step: no
+        digit extracted, no line checked."""
+        powers = np.asarray(marks, dtype=np.int64)[:, None] * self.rules.pow3
+        children = np.where(np.asarray(cells) == game.EMPTY, codes[:, None] + powers, -1)
+        return _best(_scores(self.score, children))
 
     def keeps_value_of(self, codes: npt.ArrayLike,
                        mark: int | None = None) -> npt.NDArray[np.bool_]:
@@ -100,6 +108,15 @@ def _child_scores(rules: Rules, score: npt.NDArray[np.int8], codes: npt.ArrayLik
                   mark: int | None = None) -> npt.NDArray[np.int16]:
     # ``mark``: the side to move at every one of ``codes``, all unfinished (a faster path).
     children = rules.next_of(codes) if mark is None else rules.children_of(codes, mark)
+    return _scores(score, children)
+
+
+def _scores(score: npt.NDArray[np.int8], children: npt.NDArray[np.int64]) -> npt.NDArray[np.int16]:
+    """Each move's score from its child's code (-1: no legal move)."""
     child = score[np.maximum(children, 0)].astype(np.int16)
     # One more ply to the end: the child's score negated and shrunk one step towards zero.
     return np.where(children >= 0, -child + np.sign(child), _NO_MOVE).astype(np.int16)
+
+
+def _best(moves: npt.NDArray[np.int16]) -> npt.NDArray[np.bool_]:
+    return (moves == moves.max(axis=1, keepdims=True)) & (moves != _NO_MOVE)

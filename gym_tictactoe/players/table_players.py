@@ -135,7 +135,8 @@ class MinimaxOpponent(TableOpponent):
     def candidates(self, cells, marks, codes=None) -> npt.NDArray[np.bool_]:
         if codes is None:
             codes = np.asarray(cells, dtype=np.int64) @ self.rules.pow3
-        return self.solution.best_of(codes)
+        # The callers ask about unfinished games only.
+        return self.solution.best_at(codes, cells, marks)
 
     def _choices(self, position: Position) -> Sequence[int]:
         """The moves of the best score for the side to move: each child's score read from the

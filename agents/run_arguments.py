@@ -1,0 +1,165 @@
+"""``train.py``'s AlphaZero flags, in their own group: its settings (``AlphaZeroSettings``), a
+budget and checkpoint period in minutes of training time, and ``--resume RUN``, which fills the
+flags from the run it continues and refuses those that contradict it. Each is refused for the
+other algorithms; each value is checked by ``gym_tictactoe.checks`` (its one wording), the upper
+bounds by the settings themselves when ``train.py`` builds them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from gym_tictactoe import game
+from gym_tictactoe.checks import check_int, check_number
+
+
+def add_alphazero_flags(parser: argparse.ArgumentParser) -> None:
+    """AlphaZero's settings, budget in minutes, checkpoints in minutes and --resume, in their
+    own group of the help (``agents.alphazero.training.AlphaZeroSettings``)."""
+    group = parser.add_argument_group(
+        "AlphaZero (--algo alphazero only)", "its settings (default: AlphaZeroSettings' own, "
+        "shown in results.json's hyperparameters); refused for the other algorithms")
+    for flag, kind, low, text in ALPHAZERO_FLAGS:
+        group.add_argument(flag, type=checked(kind, low), default=None, metavar="N" if kind is
+                           int else "X", help=text)
+    group.add_argument("--target", choices=("completed_q", "visits"), default=None,
+                       help="the policy target: Gumbel MuZero's completed values or "
+                            "AlphaZero's visit counts (default: completed_q)")
+    group.add_argument("--minutes", type=checked(float, 0.0), default=None, help="training "
+                       "time budget in minutes, checkpoints not counted (with --episodes: "
+                       "whichever comes first; alone: no limit on games)")
+    group.add_argument("--eval-minutes", type=checked(float, 0.0), default=None, metavar="M",
+                       help="checkpoint every M minutes of training time (instead of every "
+                            "--eval-every games, unless that is given too)")
+    group.add_argument("--resume", type=Path, default=None, metavar="RUN",
+                       help="continue the run in folder RUN from its checkpoint.npz (see "
+                            "below); its settings apply, --episodes and --minutes are the "
+                            "total budget")
+
+
+# flag, type, lowest value (excluded), help; the settings check their upper bounds.
+ALPHAZERO_FLAGS = (
+    ("--simulations", int, 0, "search simulations per self-play move (default: 32)"),
+    ("--c-puct", float, 0.0, "PUCT exploration constant (default: 1.5)"),
+    ("--dirichlet-alpha", float, 0.0, "Dirichlet noise alpha at the root (default: 1.0; "
+     "AlphaZero used about 10 / average legal moves)"),
+    ("--noise-fraction", float, None, "share of the noise in the root's priors, in [0, 1] "
+     "(default: 0.25)"),
+    ("--temperature", float, None, "move temperature of the opening moves, >= 0 (0: the most "
+     "visited move; default: 1.0)"),
+    ("--temperature-moves", int, None, "moves of each game played at --temperature, then the "
+     "most visited (default: 4)"),
+    ("--games-per-round", int, 0, "self-play games per round (default: 64)"),
+    ("--steps-per-round", int, 0, "gradient steps after each round (default: 16)"),
+    ("--batch-size", int, 0, "samples per gradient step (default: 128)"),
+    ("--buffer-size", int, 0, "replay buffer samples (default: 20000)"),
+    ("--learning-rate", float, 0.0, "AdamW learning rate (default: 0.002)"),
+    ("--weight-decay", float, None, "AdamW weight decay, >= 0 (default: 0.0001)"),
+    ("--channels", int, 0, "network width (default: 32)"),
+    ("--blocks", int, None, "residual blocks, >= 0 (default: 2)"),
+)
+ALPHAZERO_FLAGS_NAMES = tuple(flag for flag, *_ in ALPHAZERO_FLAGS)
+ALPHAZERO_ONLY = (*(flag for flag, *_ in ALPHAZERO_FLAGS), "--target", "--minutes",
+                  "--eval-minutes", "--resume")
+
+
+def checked(kind: type, low: float | None) -> Callable[[str], Any]:
+    """An argparse type: an integer or a number above ``low`` (at least 0 when None), checked
+    by ``gym_tictactoe.checks`` (its one wording); its upper bound is the setting's own."""
+    check = check_int if kind is int else check_number
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = text  # the checker says what was expected and quotes what was given
+        try:
+            if kind is int:
+                return check(value, "value", 0 if low is None else low + 1)
+            return check(value, "value", 0.0 if low is None else low, low_open=low is not None)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def check_alphazero_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """AlphaZero's flags with another algorithm are a usage error."""
+    if args.algo != "alphazero":
+        given = [flag for flag in ALPHAZERO_ONLY if getattr(args, _dest(flag)) is not None]
+        if given:
+            parser.error(f"{given[0]} applies to --algo alphazero only")
+
+
+def _dest(flag: str) -> str:
+    return flag[2:].replace("-", "_")
+
+
+def alphazero_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The AlphaZero settings given, by field name (``RunConfig.alphazero``)."""
+    names = (_dest(flag) for flag in (*ALPHAZERO_FLAGS_NAMES, "--target"))
+    return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
+
+
+def resume_from(args: argparse.Namespace) -> None:
+    """Fill ``args`` from the run ``args.resume`` continues: a ValueError of one line when it is
+    no such run, or a flag given contradicts it (--board, --seed or a setting that differs;
+    --out, --name, --start and --start-probability, which it keeps)."""
+    from agents.alphazero.run import flat_settings
+    from agents.alphazero.state import STATE_FILE, load_state
+
+    run = args.resume = _run_folder(args.resume, STATE_FILE)
+    saved = load_state(run / STATE_FILE)
+    flat, kept = flat_settings(saved.trainer.settings), saved.run
+    args.algo = "alphazero"  # another --algo was refused: AlphaZero's flags are its own
+    fixed = {"--board": saved.trainer.rules, "--seed": kept["seed"],
+             **{flag: flat[_dest(flag)] for flag in (*ALPHAZERO_FLAGS_NAMES, "--target")}}
+    for flag, value in fixed.items():
+        given = getattr(args, _dest(flag))
+        if given is not None and given != value:
+            raise ValueError(f"{flag} {_shown(given)} conflicts with the run in {run}, whose "
+                             f"{flag[2:]} is {_shown(value)}: leave it out (a resumed run "
+                             "keeps its settings)")
+        setattr(args, _dest(flag), value if flag in ("--board", "--seed") else None)
+    for flag in ("--out", "--name", "--start", "--start-probability"):
+        if getattr(args, _dest(flag)) is not None:
+            raise ValueError(f"{flag} does not apply with --resume: the run keeps its own")
+    for name in ("episodes", "minutes", "eval_every", "eval_minutes"):
+        if getattr(args, name) is None:
+            setattr(args, name, kept[name])
+    args.out, args.name = run.resolve().parent, run.resolve().name.rpartition("_")[0]
+    _check_finished(args, run, saved)
+
+
+def _shown(value: Any) -> str:
+    return value.name if isinstance(value, game.Rules) else str(value)
+
+
+def _run_folder(run: Path, state_file: str) -> Path:
+    """The run folder ``run`` names (its state file's path names it too), else a ValueError."""
+    if run.name == state_file and run.is_file():
+        run = run.parent
+    if not (run / state_file).is_file():
+        raise ValueError(f"--resume {run}: no {state_file} there, so not the run folder of a "
+                         "train.py --algo alphazero run (it saves one at each checkpoint)")
+    if not re.fullmatch(r".+_[0-9]+", run.resolve().name):
+        raise ValueError(f"--resume {run}: a run folder is named NAME_N (N = 1, 2...), as "
+                         "train.py made it")
+    return run
+
+
+def _check_finished(args: argparse.Namespace, run: Path, saved: Any) -> None:
+    """A finished run continues into a new folder, and only with a larger budget."""
+    if not (run / "results.json").exists():
+        return
+    games, seconds = saved.trainer.games, saved.trainer.seconds
+    if (args.episodes is None or games >= args.episodes) and (
+            args.minutes is None or seconds >= 60 * args.minutes):
+        raise ValueError(f"--resume {run}: that run is finished ({games:,} games, "
+                         f"{seconds / 60:.1f} minutes of training): give a larger --episodes "
+                         "or --minutes to continue it (into a new run folder)")
