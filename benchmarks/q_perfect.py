@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import platform
 import resource
 import sys
@@ -36,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, line, writable
+from progress import RUNS, line, writable, write_json
 
 from gym_tictactoe.cli.arguments import board_arg, positive_int, probability
 
@@ -184,16 +183,13 @@ class Checkpoint:
         agent.config = dataclasses.replace(agent.config, alpha=alpha)
 
     def _record(self, point: dict[str, Any], elapsed: float) -> None:
-        from gym_tictactoe.files import atomic_path
-
         results = self.results
         results["curve"].append(point)
         first = next((p for p in results["curve"] if p["perfect"]), None)
         results["perfect_at_episodes"] = first and first["episodes"]
         results["perfect_after_seconds"] = first and first["seconds"]
         results["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-        with atomic_path(self.out) as temp, open(temp, "w") as file:
-            json.dump(results, file, indent=2)
+        write_json(self.out, results, quiet=True)
 
 
 def evaluate(agent: Any) -> tuple[Any, Any]:
