@@ -101,6 +101,21 @@ def _reached(run: dict[str, Any] | None) -> str:
     return f"{run['perfect']['timesteps']:,} ({run['perfect']['seconds']:.0f} s)"
 
 
+def sb3_boards(results: Path) -> str:
+    """DQN and MaskablePPO on the 16-cell boards with train.py's defaults: at each exact
+    checkpoint the optimal-move rate and each seat's result against a best response."""
+    data = load(results, "sb3_boards.json")
+    rows = []
+    for run in data["runs"]:
+        gets = run["perfect_results"]
+        for point in run["curve"]:
+            rows.append([run["board"], ALGO_NAMES[run["algo"]], f"{point['timesteps']:,}",
+                         percent(point["rate"]), point["X"], point["O"],
+                         f"{gets['X']} / {gets['O']}", f"{point['seconds'] / 60:.0f} min"])
+    return markdown(["board", "algo", "timesteps", "optimal moves", "as X", "as O",
+                     "perfect play gets (X / O)", "time so far"], rows)
+
+
 ABLATION = {"default": "nothing (the default)", "no-canonical": "canonical boards",
             "no-starts": "exploring starts",
             "old-opponent": "the stronger curriculum (ε 0.2 → 0.4)",
@@ -231,7 +246,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "ablation": ablation, "self-play": self_play, "speed": speed_table.speed,
     "mcts": search_tables.mcts, "alphazero": search_tables.alphazero,
     "search-exact": search_tables.search_exact, "q-batched": search_tables.q_batched,
-    "q-perfect": search_tables.q_perfect,
+    "q-perfect": search_tables.q_perfect, "sb3-boards": sb3_boards,
     "headline": headline,
 }
 

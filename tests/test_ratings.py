@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from missing_packages import run_without
 
 from gym_tictactoe import cli
 from gym_tictactoe.evaluation import ratings
-from tests.missing_packages import run_without
 
 pytest.importorskip("choix")
 

@@ -159,12 +159,14 @@ def arena(players: Sequence[str], games: int, seed: int | None, rules: game.Rule
     ``models``: the players already loaded from model files, by path (loaded once)."""
     games, seed = check_int(games, "games", 0), check_seed(seed)
     rng = np.random.default_rng(seed)  # one stream, pairings in a fixed order: reproducible
-    return [(x, o, _tally(x, o, games, rng, rules, models or {}))
+    return [(x, o, pairing(x, o, games, rng, rules, models or {}))
             for x in players for o in players]
 
 
-def _tally(x_spec: str, o_spec: str, games: int, rng: np.random.Generator,
-           rules: game.Rules, models: dict[str, Opponent]) -> dict[str, int]:
+def pairing(x_spec: str, o_spec: str, games: int, rng: np.random.Generator,
+            rules: game.Rules, models: dict[str, Opponent]) -> dict[str, int]:
+    """``games`` games of ``x_spec`` as X against ``o_spec`` as O, drawn from ``rng``: how many
+    each side won and how many were drawn."""
     # Built-ins are parsed afresh per pairing (a mixture keeps per-game state); models are
     # stateless policies.
     players = {mark: models[spec] if spec in models else parse_opponent(spec, rules)

@@ -1,0 +1,128 @@
+"""Where does AlphaZero stand among the built-in players on a board too big to solve? Elo ratings.
+
+    python benchmarks/elo.py --board 6x6x4 --minutes 60     # train, then rate; runs/benchmarks/
+    python benchmarks/elo.py --board 6x6x4 --model runs/alphazero-6x6x4-seed0_1/model.npz
+
+Without ``--model`` it first trains ``train.py --algo alphazero --board B --minutes M`` (seed
+``--seed``; the run folder stays under ``runs/benchmarks/elo``, so ``--resume`` continues an
+unfinished one). Then every player meets every player in both seats, ``--games`` seeded games a
+pairing (the arena's rules), and the ratings are a Bradley-Terry fit of the results (choix, the
+``ratings`` extra), random at 0, with 95% intervals. The players: random, heuristic,
+montecarlo, mcts and alphabeta at their defaults, the raw network, and the network through a
+search of ``--simulations``. The JSON holds every pairing's tally, the ratings and the training
+time; it is rewritten after each X player's row, so a stopped run keeps what it played.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
+from progress import RUNS, Progress, writable, write_json
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILT_IN = ("random", "heuristic", "montecarlo", "mcts", "alphabeta")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--board", default="6x6x4", help="RxCxK (default: %(default)s)")
+    parser.add_argument("--model", type=Path, default=None,
+                        help="an AlphaZero model.npz to rate instead of training one")
+    parser.add_argument("--minutes", type=float, default=60.0,
+                        help="AlphaZero training time when training (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--simulations", type=int, default=100,
+                        help="the searching player's simulations a move (default: %(default)s)")
+    parser.add_argument("--games", type=int, default=10,
+                        help="games per ordered pairing (default: %(default)s)")
+    parser.add_argument("--resume", type=Path, default=None, metavar="RUN",
+                        help="continue an unfinished training run folder first")
+    parser.add_argument("--out", type=Path, default=RUNS / "elo.json",
+                        help="results JSON (default: %(default)s)")
+    return parser.parse_args(argv)
+
+
+def train(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
+    """The trained model's path and the run's training figures."""
+    out = ROOT / RUNS / "elo"
+    command = (["train.py", "--resume", str(args.resume), "--no-progress"] if args.resume else
+               ["train.py", "--algo", "alphazero", "--board", args.board, "--seed",
+                str(args.seed), "--minutes", str(args.minutes), "--eval-minutes",
+                str(args.minutes), "--games", "10", "--no-progress", "--out", str(out)])
+    print("$ python " + " ".join(command), file=sys.stderr, flush=True)
+    done = subprocess.run([sys.executable, *command], cwd=ROOT, check=False)
+    if done.returncode:
+        raise SystemExit(f"elo.py: train.py failed (exit {done.returncode})")
+    folder = max((p.parent for p in out.glob("*/results.json")), key=lambda p: p.stat().st_mtime)
+    results = json.loads((folder / "results.json").read_text())
+    return folder / "model.npz", {"run": str(folder.relative_to(ROOT)),
+                                  "timings": results["timings"],
+                                  "games_played": results["config"].get("games_played")}
+
+
+def play(args: argparse.Namespace, model: Path, save: Any) -> tuple[list[str], list]:
+    """Every ordered pairing's tally, one X player's row at a time, saved after each row."""
+    from gym_tictactoe import game
+    from gym_tictactoe.cli import models as cli_models
+    from gym_tictactoe.cli import pairing
+
+    rules = game.rules(*(int(side) for side in args.board.split("x")))
+    players = [*BUILT_IN, str(model), f"{model}:simulations={args.simulations}"]
+    loaded = cli_models.players_for(players, rules, "arena")
+    if loaded is None:
+        raise SystemExit(2)
+    models = {spec: p for spec, p in zip(players, loaded, strict=True)
+              if cli_models.is_model_path(spec)}
+    rng, rows, progress = np.random.default_rng(args.seed), [], Progress(len(players))
+    with cli_models.one_torch_thread(["alphazero"]):
+        for x in players:
+            rows += [(x, o, pairing(x, o, args.games, rng, rules, models)) for o in players]
+            save(players, rows)
+            progress.step(f"{x} as X against every player")
+    return players, rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from gym_tictactoe.evaluation.ratings import elo_ratings, ratings_table
+
+    args = parse_args(argv)
+    writable(args.out, "elo.py")
+    start = time.perf_counter()
+    model, training = (args.model, {"model": str(args.model)}) if args.model else train(args)
+
+    def save(players: list[str], rows: list, ratings: list | None = None) -> None:
+        write_json(args.out, {"command": " ".join(["python", *sys.argv]), "board": args.board,
+                              "games_per_pairing": args.games, "training": training,
+                              "players": players, "pairings": rows, "ratings": ratings,
+                              "seconds": round(time.perf_counter() - start, 1)}, quiet=True)
+
+    players, rows = play(args, model, save)
+    ratings = elo_ratings(players, rows)
+    save(players, rows, [_plain(rating) for rating in ratings])
+    print("\n".join(ratings_table(ratings)))
+    print(f"results written to {args.out}")
+    return 0
+
+
+def _plain(rating: Any) -> dict[str, Any]:
+    """A rating as JSON takes it: an interval that cannot be estimated is null, not NaN."""
+    fields = dataclasses.asdict(rating)
+    if math.isnan(fields["interval"]):
+        fields["interval"] = None
+    return fields
+
+
+if __name__ == "__main__":
+    sys.exit(main())
