@@ -68,21 +68,47 @@ def q_batched(results: Path) -> str:
     return markdown(["board", "one board", *(f"B = {size}" for size in batches)], rows)
 
 
+Q_PERFECT_RUNS = ("q_perfect_4x4x3.json", "q_perfect_4x4x3_all_starts.json",
+                  *(f"q_perfect_4x4x3_focus_seed{seed}.json" for seed in range(3)),
+                  *(f"q_perfect_4x4x3_self_play_focus_seed{seed}.json" for seed in range(3)),
+                  "q_perfect_4x4x4.json", "q_perfect_4x4x4_focus_back_anneal.json",
+                  "q_perfect_4x4x4_focus_ahead_anneal.json",
+                  "q_perfect_4x4x4_focus_back_forget.json", "q_perfect_4x4x4_long_seed0.json")
+
+
 def q_perfect(results: Path) -> str:
     """The batched tabular learner run toward perfect play on the 16-cell boards
-    (``benchmarks/q_perfect.py``)."""
+    (``benchmarks/q_perfect.py``), each run's starts and learning-rate schedule named."""
     rows = []
-    for name in ("q_perfect_4x4x3.json", "q_perfect_4x4x3_all_starts.json",
-                 "q_perfect_4x4x4.json"):
+    for name in Q_PERFECT_RUNS:
+        if not (results / name).exists():  # a run still to be made
+            continue
         run = json.loads((results / name).read_text())
         last = run["curve"][-1]
-        starts = run["env_options"].get("start_probability", "")
         result = ("perfect" if run["perfect_at_episodes"] else
                   f"{100 * last['rate']:.4f}% optimal moves, {last['X']} / {last['O']}")
-        rows.append([run["board"], f"{starts}", result,
+        rows.append([run["board"], "self-play" if run["opponent"] == "self" else "ε 0.4",
+                     str(run.get("seed", 0)), _q_variant(run), result,
                      f"{(run['perfect_at_episodes'] or last['episodes']) / 1e6:.0f}M",
                      f"{run['perfect_after_seconds'] or last['seconds']:.0f} s",
                      f"{run['peak_rss_mb']:,} MB",
                      " / ".join(run["perfect_results"][seat] for seat in ("X", "O"))])
-    return markdown(["board", "exploring starts", "result", "episodes", "wall time", "peak memory",
-                     "perfect play gets"], rows)
+    return markdown(["board", "opponent", "seed", "starts", "result", "episodes", "wall time",
+                     "peak memory", "perfect play gets"], rows)
+
+
+def _q_variant(run: dict[str, Any]) -> str:
+    """uniform 0.75; or aimed 0.5, back 0.2, forget, alpha to 0.01."""
+    focus = run.get("focus") or {}
+    if not focus.get("share"):
+        return f"uniform {run['env_options'].get('start_probability', '')}"
+    parts = [f"aimed {focus['share']}"]
+    parts += [f"{label} {focus[key]}" for key, label in (("back_share", "back"),
+                                                          ("ahead_share", "ahead"))
+              if focus.get(key)]
+    if focus.get("forget"):
+        parts.append("forget")
+    schedule = run.get("alpha_schedule") or {}
+    if schedule.get("end") is not None:
+        parts.append(f"alpha to {schedule['end']}")
+    return ", ".join(parts)
