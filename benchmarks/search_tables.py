@@ -46,6 +46,22 @@ def alphazero(results: Path) -> str:
                       f"{run['train_seconds']:.0f} s", searched(run)] for run in runs])
 
 
+def alphazero_long(results: Path) -> str:
+    """AlphaZero's long runs on the 16-cell boards (``benchmarks/alphazero.py --minutes``): the
+    raw network's exact figures at each checkpoint of training time, per board present."""
+    rows = []
+    for board in ("4x4x3", "4x4x4"):
+        if not (results / f"alphazero_{board}.json").exists():  # a run still to be made
+            continue
+        data = json.loads((results / f"alphazero_{board}.json").read_text())
+        for run in data["runs"]:
+            rows += [[board, str(run["seed"]), f"{point['train_seconds'] / 60:.0f} min",
+                      f"{point['episodes']:,}", f"{100 * point['rate']:.4f}%", point["X"],
+                      point["O"]] for point in run["learning_curve"]]
+    return markdown(["board", "seed", "training time", "self-play games", "optimal moves",
+                     "as X", "as O"], rows)
+
+
 def search_exact(results: Path) -> str:
     """Exact best response against seeded search players (``benchmarks/search_exact.py``)."""
     runs = json.loads((results / "search_exact.json").read_text())["runs"]

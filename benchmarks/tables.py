@@ -246,6 +246,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "q-seeds": q_seeds, "q-boards": q_boards, "sb3-timesteps": sb3_timesteps,
     "ablation": ablation, "self-play": self_play, "speed": speed_table.speed,
     "mcts": search_tables.mcts, "alphazero": search_tables.alphazero,
+    "alphazero-long": search_tables.alphazero_long,
     "search-exact": search_tables.search_exact, "q-batched": search_tables.q_batched,
     "q-perfect": search_tables.q_perfect, "sb3-boards": sb3_boards,
     "headline": headline,
