@@ -20,8 +20,11 @@ from pathlib import Path
 from agents import EXPLORING_STARTS
 from agents.run_arguments import (
     add_alphazero_flags,
+    add_q_focus_flags,
     alphazero_settings,
     check_alphazero_flags,
+    check_q_focus_flags,
+    q_focus_of,
     resume_from,
 )
 from agents.run_config import (
@@ -93,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "of at most 12 cells, 4096 beyond; at most what fits 4 GiB "
                              "with the learner's arrays)")
     add_env_flags(parser)
+    add_q_focus_flags(parser)
     parser.add_argument("--eval-every", type=positive_int, default=None,
                         help="checkpoint period: episodes for q (default 1000), timesteps for "
                              "SB3 (default 10000; 100000 on boards over 12 cells)")
@@ -209,7 +213,8 @@ def config_of(args: argparse.Namespace) -> RunConfig:
         timesteps=args.timesteps or TIMESTEPS, n_envs=args.n_envs, canonical=args.canonical,
         start=args.start, start_probability=args.start_probability,
         eval_every=args.eval_every, games=args.games, out=args.out, name=args.name,
-        progress=not args.no_progress, self_play=self_play_of(args), workers=args.workers,
+        progress=not args.no_progress, self_play=self_play_of(args), q_focus=q_focus_of(args),
+        workers=args.workers,
         ray_address=args.ray_address)
 
 
@@ -232,6 +237,7 @@ def parse_args(argv: list[str] | None = None) -> RunConfig:
             setattr(args, name, value)
     check_flags(parser, args)
     check_alphazero_flags(parser, args)
+    check_q_focus_flags(parser, args)
     config = config_of(args)
     try:
         if config.kind == "alphazero":

@@ -63,6 +63,9 @@ class Checkpointer:
         self.curve: list[dict[str, Any]] = []
         self.start = time.perf_counter()
         self.state_file: Path | None = None  # where a trainer that can resume saves its state
+        # Tabular Q with --focus-share or --alpha-end: an ``agents.q_focus.Steering``, given
+        # each exact checkpoint's moves table (set by train_q once its vector env exists).
+        self.steer: Callable[[Any, Any, int], dict[str, Any]] | None = None
 
     def resume(self, curve: list[dict[str, Any]], seconds: float) -> None:
         """Continue a resumed run's ``curve`` and its clock from the ``seconds`` it had run."""
@@ -84,9 +87,7 @@ class Checkpointer:
             say(checkpoint_message(count, config.clock, config.board, games))
         clock = {config.clock: int(count), **clocks, "seconds": self.seconds}
         if config.exact:
-            from gym_tictactoe.evaluation import evaluate
-
-            entry = curve_entry(evaluate(policy), **clock)
+            entry = self._exact(policy, int(count), clock)
         else:
             entry = games_entry(policy, CHECKPOINT_GAMES, CHECKPOINT_OPPONENTS, config.seed,
                                 **clock)
@@ -94,6 +95,17 @@ class Checkpointer:
         if say is not None:
             say(checkpoint_result(entry))
         return bool(entry.get("perfect", False))
+
+    def _exact(self, policy: Any, count: int, clock: dict[str, float]) -> dict[str, Any]:
+        """The exact curve entry; with ``steer``, steered from the same moves table."""
+        if self.steer is None:
+            from gym_tictactoe.evaluation import evaluate
+
+            return curve_entry(evaluate(policy), **clock)
+        from agents.q_focus import evaluate as evaluate_moves
+
+        report, moves = evaluate_moves(policy)
+        return {**curve_entry(report, **clock), **self.steer(policy, moves, count)}
 
     @property
     def first_perfect(self) -> int | None:
@@ -110,24 +122,28 @@ def default_opponent(config: RunConfig, algorithm_default: str) -> str:
 
 def train_q(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trained:
     """Tabular Q-learning (against ``pool`` in self-play) until perfect play or the budget, on
-    a batch of boards at once (``agents.q_batched``)."""
+    a batch of boards at once (``agents.q_batched``), its starts aimed and its learning rate
+    annealed at each checkpoint as ``config.q_focus`` says (``agents.q_focus``)."""
     from agents import q_batched
+    from agents.q_focus import Focus, Steering
     from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
 
     opponent, board = default_opponent(config, TRAINING_OPPONENT), config.board.kwargs
     options = env_options(config, EXPLORING_STARTS)
     agent = QLearningAgent(seed=config.seed, **board)
-    batch = q_batch(config)
+    batch, focus = q_batch(config), config.q_focus or Focus()
     settings = {"episodes": config.episodes, "env_options": options, "batch": batch,
-                "hyperparameters": asdict(agent.config)}
+                "hyperparameters": asdict(agent.config), **focus.settings()}
+    envs = q_batched.make_envs(agent, batch, pool.opponent() if pool else opponent,
+                               config.seat, **options)
+    if config.q_focus is not None:
+        checkpoint.steer = Steering(focus, agent, envs)
     if pool is not None:
         q_batched.train_self_play(agent, pool, config.episodes, config.self_play.refresh_every,
-                                  batch=batch, seed=config.seed, agent_mark=config.seat,
-                                  eval_every=config.eval_every, on_eval=checkpoint,
-                                  progress=config.progress, env_options=options)
+                                  batch=batch, seed=config.seed, eval_every=config.eval_every,
+                                  on_eval=checkpoint, progress=config.progress, envs=envs)
         settings["self_play"] = config.self_play.settings(pool.added)
     else:
-        envs = q_batched.make_envs(agent, batch, opponent, config.seat, **options)
         q_batched.train_batched(agent, envs, config.episodes, seed=config.seed,
                                 eval_every=config.eval_every, on_eval=checkpoint,
                                 progress=config.progress)

@@ -2,7 +2,9 @@
 budget and checkpoint period in minutes of training time, and ``--resume RUN``, which fills the
 flags from the run it continues and refuses those that contradict it. Each is refused for the
 other algorithms; each value is checked by ``gym_tictactoe.checks`` (its one wording), the upper
-bounds by the settings themselves when ``train.py`` builds them.
+bounds by the settings themselves when ``train.py`` builds them. Tabular Q's steering flags
+(``--focus-share``, ``--back-share``, ``--forget``, ``--alpha-end``, ``--alpha-episodes``:
+``agents.q_focus``) are here too, refused for the other algorithms.
 """
 
 from __future__ import annotations
@@ -67,9 +69,10 @@ ALPHAZERO_ONLY = (*(flag for flag, *_ in ALPHAZERO_FLAGS), "--target", "--minute
                   "--eval-minutes", "--resume")
 
 
-def checked(kind: type, low: float | None) -> Callable[[str], Any]:
-    """An argparse type: an integer or a number above ``low`` (at least 0 when None), checked
-    by ``gym_tictactoe.checks`` (its one wording); its upper bound is the setting's own."""
+def checked(kind: type, low: float | None, high: float | None = None) -> Callable[[str], Any]:
+    """An argparse type: an integer or a number above ``low`` (at least 0 when None) and at
+    most ``high``, checked by ``gym_tictactoe.checks`` (its one wording); without ``high`` its
+    upper bound is the setting's own."""
     check = check_int if kind is int else check_number
 
     def parse(text: str) -> Any:
@@ -79,8 +82,9 @@ def checked(kind: type, low: float | None) -> Callable[[str], Any]:
             value = text  # the checker says what was expected and quotes what was given
         try:
             if kind is int:
-                return check(value, "value", 0 if low is None else low + 1)
-            return check(value, "value", 0.0 if low is None else low, low_open=low is not None)
+                return check(value, "value", 0 if low is None else low + 1, high)
+            return check(value, "value", 0.0 if low is None else low, high,
+                         low_open=low is not None)
         except ValueError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
 
@@ -163,3 +167,67 @@ def _check_finished(args: argparse.Namespace, run: Path, saved: Any) -> None:
         raise ValueError(f"--resume {run}: that run is finished ({games:,} games, "
                          f"{seconds / 60:.1f} minutes of training): give a larger --episodes "
                          "or --minutes to continue it (into a new run folder)")
+
+
+# Tabular Q's steering at each checkpoint (agents.q_focus), refused for the other algorithms.
+Q_FOCUS_FLAGS = ("--focus-share", "--back-share", "--forget", "--alpha-end", "--alpha-episodes")
+
+
+def add_q_focus_flags(parser: argparse.ArgumentParser) -> None:
+    """Starts aimed at the positions still played wrong and the learning-rate floor annealed,
+    in their own group of the help (``agents.q_focus``; off by default)."""
+    from agents.q_focus import ALPHA_EPISODES
+    from agents.q_learning import QLearningConfig
+    from gym_tictactoe.cli.arguments import positive_int, probability
+
+    group = parser.add_argument_group(
+        "aimed starts and annealing (--algo q only)", "at each exact checkpoint (every "
+        "--eval-every episodes); off by default. The 4x4x3 run perfect at 14M episodes: "
+        "train.py --board 4x4x3 --episodes 14000000 --n-envs 4096 --eval-every 2000000 "
+        "--focus-share 0.5 --back-share 0.2 --alpha-end 0.01 --alpha-episodes 40000000")
+    group.add_argument("--focus-share", type=probability, default=None, metavar="P",
+                       help="share of the random starts spread over the positions the "
+                            "checkpoint found played wrong (the rest stays uniform)")
+    group.add_argument("--back-share", type=probability, default=None, metavar="P",
+                       help="share of the random starts on those positions' predecessors "
+                            "(two plies before, the same side to move)")
+    group.add_argument("--forget", action="store_true", default=None,
+                       help="zero the visit counts of the positions played wrong, so that "
+                            "they learn at 1/n again (with --focus-share or --back-share)")
+    group.add_argument("--alpha-end", type=checked(float, 0.0, 1.0), default=None,
+                       metavar="X", help="anneal the learning-rate floor geometrically from "
+                       f"{QLearningConfig.alpha} to X, in (0, 1], at each checkpoint (default: "
+                       "fixed)")
+    group.add_argument("--alpha-episodes", type=positive_int, default=None, metavar="N",
+                       help=f"over N episodes, X after them (default: {ALPHA_EPISODES:,})")
+
+
+def check_q_focus_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """The steering flags with another algorithm, shares over 1 or a flag without the one it
+    modifies are a usage error."""
+    given = [flag for flag in Q_FOCUS_FLAGS if getattr(args, _dest(flag)) is not None]
+    if given and args.algo != "q":
+        parser.error(f"{given[0]} applies to --algo q only (tabular starts and learning rate)")
+    shares = (args.focus_share or 0.0) + (args.back_share or 0.0)
+    if shares > 1:
+        parser.error(f"--focus-share + --back-share must be at most 1 (the rest of the random "
+                     f"starts stays uniform); got {shares:g}")
+    if shares and args.start == "empty":
+        parser.error("--focus-share and --back-share aim the random starts: they need --start "
+                     "random (the default)")
+    if args.forget and not shares:
+        parser.error("--forget needs --focus-share or --back-share above 0: it resets the "
+                     "positions the checkpoint aims the starts at")
+    if args.alpha_episodes is not None and args.alpha_end is None:
+        parser.error("--alpha-episodes needs --alpha-end, the learning-rate floor it anneals to")
+
+
+def q_focus_of(args: argparse.Namespace) -> Any:
+    """The ``agents.q_focus.Focus`` the flags describe, defaults filled in (None without any)."""
+    if all(getattr(args, _dest(flag)) is None for flag in Q_FOCUS_FLAGS):
+        return None
+    from agents.q_focus import ALPHA_EPISODES, Focus
+
+    return Focus(share=args.focus_share or 0.0, back_share=args.back_share or 0.0,
+                 forget=bool(args.forget), alpha_end=args.alpha_end,
+                 alpha_episodes=args.alpha_episodes or ALPHA_EPISODES)

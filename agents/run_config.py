@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import EXPLORING_STARTS, start_options
+from agents.q_focus import Focus
 from gym_tictactoe import game
 
 ALGOS = ("q", "maskable-ppo", "ppo", "dqn", "alphazero")
@@ -54,7 +55,8 @@ class SelfPlay:
 @dataclass(frozen=True)
 class RunConfig:
     """One training run. ``opponent`` is None for the algorithm's default, ``"self"`` for
-    self-play (then ``self_play`` is set); ``n_envs``, ``canonical``, ``start`` and
+    self-play (then ``self_play`` is set); ``q_focus`` None for uniform starts and a fixed
+    learning-rate floor (tabular Q); ``n_envs``, ``canonical``, ``start`` and
     ``start_probability`` None for the algorithm's defaults; ``workers`` None: self-play in
     this process."""
 
@@ -75,6 +77,9 @@ class RunConfig:
     name: str | None = None
     progress: bool = True
     self_play: SelfPlay | None = field(default=None)
+    # Tabular Q only: starts aimed at the positions played wrong and the learning-rate floor
+    # annealed at each checkpoint (``agents.q_focus.Focus``; None: neither).
+    q_focus: Focus | None = None
     # AlphaZero only: its settings given (flat AlphaZeroSettings field names: simulations,
     # c_puct, channels...), a training-time budget and checkpoint period in minutes, and the
     # run folder whose checkpoint.npz this run continues.

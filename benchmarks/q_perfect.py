@@ -18,14 +18,14 @@ stopped early keeps its curve, to ``--out`` (default under runs/).
 
 ``--focus-share`` (with ``--back-share``, ``--ahead-share``) aims that share of the exploring
 starts at the positions the last evaluation found played wrong (``agents.q_starts``);
-``--alpha-end`` anneals the learning-rate floor at each evaluation; ``--self-play`` trains
-against the agent's own snapshots as ``train.py --opponent self`` does.
+``--alpha-end`` anneals the learning-rate floor at each evaluation (both ``agents.q_focus``, which
+``train.py --algo q`` applies with the same flags); ``--self-play`` trains against the agent's
+own snapshots as ``train.py --opponent self`` does.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import platform
 import resource
 import sys
@@ -37,6 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
 from progress import RUNS, line, writable, write_json
 
+from agents.q_focus import ALPHA_EPISODES
 from gym_tictactoe.cli.arguments import board_arg, positive_int, probability
 
 
@@ -68,7 +69,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                              "checkpoint (with --focus-share)")
     parser.add_argument("--alpha-end", type=probability, default=None,
                         help="anneal the learning-rate floor to this, geometrically")
-    parser.add_argument("--alpha-episodes", type=positive_int, default=50_000_000,
+    parser.add_argument("--alpha-episodes", type=positive_int, default=ALPHA_EPISODES,
                         help="over this many episodes (with --alpha-end)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="a QLearningConfig hyper-parameter, e.g. epsilon_end=0.5")
@@ -124,7 +125,7 @@ def run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
                "machine": f"{platform.machine()}, 2 cores shared with other jobs, nice 10",
                "setup_seconds": round(time.perf_counter() - begun, 1),
                "perfect_results": evaluation.perfect_results(rules), "curve": []}
-    checkpoint = Checkpoint(args, envs, results, out)
+    checkpoint = Checkpoint(args, agent, envs, results, out)
     if pool is None:
         q_batched.train_batched(agent, envs, args.episodes, seed=args.seed,
                                 eval_every=args.eval_every, on_eval=checkpoint)
@@ -139,48 +140,36 @@ class Checkpoint:
     """``on_eval``: the exact evaluation, the focus of the starts and the learning rate for the
     next stretch, a progress line, and the results JSON rewritten."""
 
-    def __init__(self, args: argparse.Namespace, envs: Any, results: dict, out: Path) -> None:
-        self.args, self.envs, self.results, self.out = args, envs, results, out
+    def __init__(self, args: argparse.Namespace, agent: Any, envs: Any, results: dict,
+                 out: Path) -> None:
+        from agents.q_focus import Focus, Steering
+
+        self.args, self.results, self.out = args, results, out
         self.start, self.evaluating = time.perf_counter(), 0.0
-        self.alpha = results["hyperparameters"]["alpha"]
+        focus = Focus(args.focus_share, args.back_share, args.ahead_share, args.forget,
+                      args.alpha_end, args.alpha_episodes)
+        self.steering = Steering(focus, agent, envs)  # the rule train.py --algo q applies too
 
     def __call__(self, agent: Any, trained: int) -> bool:
-        from agents import q_starts
+        from agents.q_focus import evaluate
 
         began = time.perf_counter()
         report, moves = evaluate(agent)
-        wrong = report.move_rate.n_blunders
-        args = self.args
-        if args.focus_share or args.back_share or args.ahead_share:
-            found = q_starts.focus(self.envs, moves, args.focus_share, args.back_share,
-                                   args.ahead_share)
-            if args.forget:
-                q_starts.forget(agent, found)
-            wrong = int(found.sum())
-        self._anneal(agent, trained)
+        steered = {"wrong": report.move_rate.n_blunders, **self.steering(agent, moves, trained)}
         self.evaluating += time.perf_counter() - began
         elapsed = time.perf_counter() - self.start
         point = {"episodes": trained, "seconds": round(elapsed, 1),
                  "train_seconds": round(elapsed - self.evaluating, 1),
-                 "rate": report.move_rate.rate, "wrong": wrong, "perfect": report.perfect,
-                 "alpha": agent.config.alpha,
+                 "rate": report.move_rate.rate, "wrong": steered["wrong"],
+                 "perfect": report.perfect, "alpha": agent.config.alpha,
                  **{seat: r.result for seat, r in report.best_response.items()}}
         self._record(point, elapsed)
         limit = self.args.minutes * 60
         print(f"{self.results['board']} seed {self.args.seed}: {trained:,} episodes, optimal-move "
-              f"rate {point['rate']:.4%} ({wrong:,} wrong), best response X {point['X']} O "
-              f"{point['O']}; {line(elapsed, limit, elapsed)} (bound {self.args.minutes:g} min)",
-              file=sys.stderr, flush=True)
+              f"rate {point['rate']:.4%} ({point['wrong']:,} wrong), best response X "
+              f"{point['X']} O {point['O']}; {line(elapsed, limit, elapsed)} (bound "
+              f"{self.args.minutes:g} min)", file=sys.stderr, flush=True)
         return report.perfect or elapsed >= limit
-
-    def _anneal(self, agent: Any, trained: int) -> None:
-        """The learning-rate floor for the next stretch: from the configured alpha down to
-        ``--alpha-end`` geometrically over ``--alpha-episodes`` episodes."""
-        end, span = self.args.alpha_end, self.args.alpha_episodes
-        if end is None:
-            return
-        alpha = self.alpha * (end / self.alpha) ** min(1.0, trained / span)
-        agent.config = dataclasses.replace(agent.config, alpha=alpha)
 
     def _record(self, point: dict[str, Any], elapsed: float) -> None:
         results = self.results
@@ -190,18 +179,6 @@ class Checkpoint:
         results["perfect_after_seconds"] = first and first["seconds"]
         results["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         write_json(self.out, results, quiet=True)
-
-
-def evaluate(agent: Any) -> tuple[Any, Any]:
-    """``evaluation.evaluate`` from one moves table, returned too (the starts' focus reads it)."""
-    from gym_tictactoe import evaluation
-
-    moves = evaluation.policy_moves(agent)
-    board = agent.rules.kwargs
-    report = evaluation.Report(evaluation.best_response(agent, moves=moves, **board),
-                               evaluation.optimal_move_rate(agent, moves=moves, **board),
-                               evaluation.perfect_results(agent.rules))
-    return report, moves
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -155,3 +155,101 @@ def test_forget_zeroes_the_visits_of_the_wrong_positions_rows_only():
         row, _ = agent.index.locate_one(int(view @ rules.pow3))
         assert row in cleared
     assert np.array_equal(np.delete(agent.visits, cleared, 0), np.delete(before, cleared, 0))
+
+
+@pytest.mark.parametrize("extra", [[], ["--opponent", "self", "--refresh-every", "500"]])
+def test_train_py_aims_its_starts_and_anneals_at_each_checkpoint(tmp_path, extra):
+    """train.py --algo q with the flags q_perfect.py measured: the checkpoint's own moves table
+    aims the starts (no second evaluation), the floor follows agents.q_focus' rule, and
+    results.json's config records the settings."""
+    from agents.run import Checkpointer, train_q
+    from train import parse_args
+
+    config = parse_args(["--episodes", "2000", "--eval-every", "1000", "--seed", "3",
+                         "--focus-share", "0.5", "--back-share", "0.2", "--forget",
+                         "--alpha-end", "0.01", "--alpha-episodes", "4000", "--no-progress",
+                         "--out", str(tmp_path), *extra])
+    checkpoint = Checkpointer(config)
+    trained_run = train_q(config, checkpoint, q_pool(config))
+    agent, envs = trained_run.policy, checkpoint.steer.envs
+    rules = agent.rules
+    # Training stops at the last checkpoint: its focus read the agent as it is now.
+    wrong = q_starts.wrong_positions(rules, evaluation.policy_moves(agent))
+    back = q_starts.predecessors(rules, wrong) & ~wrong
+    weights = np.diff(envs.start_weights.cumulative, prepend=0.0)
+    assert 0 < wrong.sum() < wrong.size and weights[wrong].sum() >= 0.5
+    assert weights[~wrong & ~back] == pytest.approx(0.3 / wrong.size)  # the uniform rest
+    curve = checkpoint.curve
+    assert [e["episodes"] for e in curve] == [1000, 2000] and curve[-1]["wrong"] == wrong.sum()
+    assert [e["alpha"] for e in curve] == pytest.approx([0.05 * 0.2**0.25, 0.05 * 0.2**0.5])
+    assert agent.config.alpha == pytest.approx(0.05 * 0.2**0.5)
+    assert trained_run.settings["focus"] == {"share": 0.5, "back_share": 0.2,
+                                             "ahead_share": 0.0, "forget": True}
+    assert trained_run.settings["alpha_schedule"] == {"end": 0.01, "episodes": 4000}
+    assert trained_run.settings["hyperparameters"]["alpha"] == 0.05  # where it started
+
+
+def q_pool(config):
+    from agents.run import snapshot_pool
+
+    return snapshot_pool(config)
+
+
+def test_without_the_flags_train_py_keeps_uniform_starts_and_its_floor(tmp_path):
+    from agents.run import Checkpointer, train_q
+    from train import parse_args
+
+    config = parse_args(["--episodes", "1000", "--eval-every", "500", "--no-progress",
+                         "--out", str(tmp_path)])
+    checkpoint = Checkpointer(config)
+    trained_run = train_q(config, checkpoint)
+    assert config.q_focus is None and checkpoint.steer is None
+    assert trained_run.policy.config.alpha == 0.05
+    assert not {"wrong", "alpha"} & {key for entry in checkpoint.curve for key in entry}
+    assert trained_run.settings["focus"] == {"share": 0.0, "back_share": 0.0,
+                                             "ahead_share": 0.0, "forget": False}
+    assert trained_run.settings["alpha_schedule"] is None
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--algo", "dqn", "--focus-share", "0.5"], "--focus-share applies to --algo q only"),
+    (["--algo", "alphazero", "--alpha-end", "0.01"], "--alpha-end applies to --algo q only"),
+    (["--focus-share", "0.9", "--back-share", "0.2"],
+     "--focus-share + --back-share must be at most 1 (the rest of the random starts stays "
+     "uniform); got 1.1"),
+    (["--focus-share", "1.5"], "expected a probability, a number in [0, 1]; got '1.5'"),
+    (["--back-share", "half"], "expected a probability, a number in [0, 1]; got 'half'"),
+    (["--alpha-end", "0"], "--alpha-end: value must be a number in (0, 1]; got 0.0"),
+    (["--alpha-end", "2"], "--alpha-end: value must be a number in (0, 1]; got 2.0"),
+    (["--alpha-end", "nan"], "--alpha-end: value must be a number in (0, 1]"),
+    (["--alpha-end", "0.01", "--alpha-episodes", "0"], "expected a positive integer, got '0'"),
+    (["--alpha-episodes", "1000"], "--alpha-episodes needs --alpha-end"),
+    (["--forget"], "--forget needs --focus-share or --back-share above 0"),
+    (["--focus-share", "0", "--forget"], "--forget needs --focus-share or --back-share"),
+    (["--start", "empty", "--focus-share", "0.5"], "they need --start random"),
+])
+def test_train_py_refuses_bad_steering_flags_in_one_line(argv, message, tmp_path, capsys):
+    from train import parse_args
+
+    with pytest.raises(SystemExit) as exit_:
+        parse_args([*argv, "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "Traceback" not in err
+    assert ": error: " in err.strip().splitlines()[-1] and message in err.strip().splitlines()[-1]
+
+
+def test_focus_settings_are_checked_where_they_are_made():
+    from agents.q_focus import Focus, annealed_alpha
+
+    with pytest.raises(ValueError, match=r"share \+ back_share \+ ahead_share must be a number "
+                                         r"in \[0, 1\] \(the rest"):
+        Focus(share=0.6, back_share=0.3, ahead_share=0.2)
+    with pytest.raises(ValueError, match=r"alpha_end must be a number in \(0, 1\] or None"):
+        Focus(alpha_end=0.0)
+    with pytest.raises(ValueError, match="forget must be True or False"):
+        Focus(share=0.5, forget=1)
+    with pytest.raises(ValueError, match="alpha_episodes must be an integer"):
+        Focus(alpha_end=0.01, alpha_episodes=0)
+    assert annealed_alpha(0.05, 0.01, 100, 0) == 0.05
+    assert annealed_alpha(0.05, 0.01, 100, 50) == pytest.approx(0.05 * 0.2**0.5)
+    assert annealed_alpha(0.05, 0.01, 100, 10**9) == pytest.approx(0.01)

@@ -56,6 +56,8 @@ def test_tabular_run_writes_model_results_and_curve(tmp_path):
     assert not {"timesteps", "n_envs", "no_progress"} & set(config)
     # Exploring starts by default, as for every agent; no canonical boards (SB3's option).
     assert config["env_options"] == {"start": "random", "start_probability": 0.75}
+    # Uniform starts and a fixed learning-rate floor unless --focus-share or --alpha-end.
+    assert config["focus"]["share"] == 0.0 and config["alpha_schedule"] is None
 
     assert cli.main(["evaluate", str(tmp_path / "q-seed3_1" / "model.npz"), "--games", "5"]) == 0
 
@@ -151,6 +153,7 @@ def test_env_options_follow_the_flags(tmp_path):
          "5,478,274 on 3x3x3 (a 4 GiB memory budget for the boards and the learner); got "
          "5,478,275"),
         (["--no-canonical"], "--canonical does not apply to --algo q"),
+        (["--algo", "ppo", "--focus-share", "0.5"], "--focus-share applies to --algo q only"),
         (["--algo", "dqn", "--start", "middle"], "invalid choice: 'middle'"),
         (["--algo", "dqn", "--start-probability", "1.5"], "expected a probability, a number "
          "in [0, 1]; got '1.5'"),
