@@ -205,7 +205,8 @@ def headline(results: Path) -> str:
     tabular = [row for row in load(results, "self_play_3x3/summary.json")["runs"]
                if row["run"] == "q-3x3"]
     aimed = [load(results, f"q_perfect_4x4x3_focus_seed{seed}.json") for seed in range(3)]
-    best_4x4x4 = load(results, "q_perfect_4x4x4_focus_back_forget.json")["curve"][-1]
+    long_4x4x4 = [load(results, f"q_perfect_4x4x4_long_seed{seed}.json") for seed in range(3)
+                  if (results / f"q_perfect_4x4x4_long_seed{seed}.json").exists()]
     zero = load(results, "alphazero_3x3.json")["runs"]
     single = load(results, "speed.json")["medians"]["single env, moves/s"]
     return markdown(["what", "result", "command"], [
@@ -220,17 +221,18 @@ def headline(results: Path) -> str:
         ["AlphaZero (raw network), 3x3, seeds " + _seeds(len(zero)),
          _spread([run["perfect_at_games"] for run in zero], "self-play games"),
          "`python benchmarks/alphazero.py`"],
-        ["tabular Q (batched, aimed starts), 4x4x3 seeds " + _seeds(len(aimed)) + " / 4x4x4 seed 0",
+        ["tabular Q (batched, aimed starts), 4x4x3 seeds " + _seeds(len(aimed))
+         + " / 4x4x4 seed" + ("s " if len(long_4x4x4) > 1 else " ") + _seeds(len(long_4x4x4)),
          _spread([run["perfect_at_episodes"] for run in aimed], "episodes") + " / "
-         f"{percent(best_4x4x4['rate'], 4)} optimal moves after "
-         f"{best_4x4x4['episodes'] // 1_000_000}M", "`python benchmarks/q_perfect.py`"],
+         + _spread([run["perfect_at_episodes"] for run in long_4x4x4], "episodes"),
+         "`python benchmarks/q_perfect.py`"],
         ["single env, 3x3, against PettingZoo's `tictactoe_v3`",
          f"{speed_table.ratio(single['gym-tictactoe'] / single['PettingZoo env()'])} the moves "
          "per second", "`make bench`"]])
 
 
 def _seeds(count: int) -> str:
-    return f"0\N{EN DASH}{count - 1}"
+    return "0" if count == 1 else f"0\N{EN DASH}{count - 1}"
 
 
 def _spread(counts: list[int | None], unit: str) -> str:
@@ -238,7 +240,7 @@ def _spread(counts: list[int | None], unit: str) -> str:
     if None in counts:
         return f"perfect in {len(counts) - counts.count(None)} of {len(counts)} runs"
     if min(counts) == max(counts):
-        return f"perfect after {min(counts):,} {unit} on each"
+        return f"perfect after {min(counts):,} {unit}" + (" on each" if len(counts) > 1 else "")
     return f"perfect after {min(counts):,}\N{EN DASH}{max(counts):,} {unit}"
 
 
