@@ -89,7 +89,8 @@ Q_PERFECT_RUNS = ("q_perfect_4x4x3.json", "q_perfect_4x4x3_all_starts.json",
                   *(f"q_perfect_4x4x3_self_play_focus_seed{seed}.json" for seed in range(3)),
                   "q_perfect_4x4x4.json", "q_perfect_4x4x4_focus_back_anneal.json",
                   "q_perfect_4x4x4_focus_ahead_anneal.json",
-                  "q_perfect_4x4x4_focus_back_forget.json", "q_perfect_4x4x4_long_seed0.json")
+                  "q_perfect_4x4x4_focus_back_forget.json",
+                  *(f"q_perfect_4x4x4_long_seed{seed}.json" for seed in range(3)))
 
 
 def q_perfect(results: Path) -> str:
