@@ -27,9 +27,7 @@ has trained its M minutes is only collected.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -38,9 +36,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, seed_runs, writable, write_json
-
-ROOT = Path(__file__).resolve().parents[1]
+from progress import RUNS, seed_runs, train_results, writable, write_json
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -84,13 +80,7 @@ def run_seed(args: argparse.Namespace, seed: int, folder: Path) -> dict[str, Any
     command = ["train.py", "--algo", "alphazero", "--board", args.board, "--seed", str(seed),
                "--episodes", str(args.episodes), "--games", "20", "--no-progress",
                "--out", str(folder), "--name", "az"]
-    done = subprocess.run([sys.executable, *command], cwd=ROOT, capture_output=True, text=True,
-                          check=False)
-    if done.returncode:
-        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
-        raise SystemExit(f"alphazero.py: train.py --seed {seed} failed (exit "
-                         f"{done.returncode}): {last}")
-    results = json.loads(next(folder.glob("az_*/results.json")).read_text())
+    results = train_results("alphazero.py", command, folder, f"--seed {seed}")
     run = {"seed": seed, "command": "python " + " ".join(command[:9]),
            "perfect_at_games": results.get("perfect_at_episodes"),
            "train_seconds": results["timings"]["train_seconds"],

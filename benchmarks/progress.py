@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -103,3 +104,17 @@ def seed_runs(seeds: Sequence[int], run_seed: Callable[[int, Path], dict[str, An
         progress.step(f"seed {seed}: " + (f"perfect at {reached:,} {unit}" if reached
                                           else "not perfect") + f", {run['train_seconds']} s")
     return runs
+
+
+def train_results(program: str, command: list[str], folder: Path, what: str,
+                  env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run ``python train.py ...`` (``command``) from the repository into ``folder`` and read
+    the results.json of the one run it wrote; a failed run is one line naming ``what`` and
+    train.py's last line on stderr, and ends the benchmark."""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, *command], cwd=root, capture_output=True, text=True,
+                          check=False, env=env)
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise SystemExit(f"{program}: train.py {what} failed (exit {done.returncode}): {last}")
+    return json.loads(next(folder.glob("*/results.json")).read_text())

@@ -13,18 +13,14 @@ machine (NumPy's generators only); seconds depend on the machine and its load.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, seed_runs, writable, write_json
-
-ROOT = Path(__file__).resolve().parents[1]
+from progress import RUNS, seed_runs, train_results, writable, write_json
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -39,13 +35,7 @@ def run_seed(seed: int, folder: Path) -> dict[str, Any]:
     """One ``train.py --seed SEED`` into ``folder``; the figures of its results.json."""
     command = ["train.py", "--seed", str(seed), "--no-progress", "--out", str(folder),
                "--name", "q"]
-    done = subprocess.run([sys.executable, *command], cwd=ROOT, capture_output=True, text=True,
-                          check=False)
-    if done.returncode:
-        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
-        raise SystemExit(f"q_seeds.py: train.py --seed {seed} failed (exit "
-                         f"{done.returncode}): {last}")
-    results = json.loads(next(folder.glob("q_*/results.json")).read_text())
+    results = train_results("q_seeds.py", command, folder, f"--seed {seed}")
     return {"seed": seed, "command": "python " + " ".join(command[:3]),
             "perfect_at_episodes": results["perfect_at_episodes"],
             "train_seconds": results["timings"]["train_seconds"],

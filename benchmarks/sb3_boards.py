@@ -14,9 +14,7 @@ reproduce on one machine and torch version; seconds depend on the machine and it
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress, writable, write_json
+from progress import RUNS, Progress, train_results, writable, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -53,13 +51,8 @@ def run_one(args: argparse.Namespace, algo: str, board: str, folder: Path) -> di
                "--timesteps", str(args.timesteps), "--eval-every", str(args.eval_every),
                "--games", "20", "--no-progress", "--out", str(folder), "--name", "run"]
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, *command], cwd=ROOT, capture_output=True, text=True,
-                          check=False, env={**os.environ, **REPRODUCIBLE})
-    if done.returncode:
-        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
-        raise SystemExit(f"sb3_boards.py: train.py --algo {algo} --board {board} failed "
-                         f"(exit {done.returncode}): {last}")
-    results = json.loads((folder / "run_1" / "results.json").read_text())
+    results = train_results("sb3_boards.py", command, folder,
+                            f"--algo {algo} --board {board}", {**os.environ, **REPRODUCIBLE})
     return {"algo": algo, "board": board, "seed": args.seed,
             "command": "python " + " ".join(command[:-4]),
             "wall_seconds": round(time.perf_counter() - start, 1),
