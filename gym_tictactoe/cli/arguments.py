@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import re
-from functools import cache
+from collections.abc import Callable
+from functools import cache, wraps
+from typing import Any
 
 from gym_tictactoe import game
 from gym_tictactoe.cli.models import is_model_path, model_spec, simulations_value
@@ -14,6 +16,17 @@ from gym_tictactoe.players.opponents import OPPONENTS, make_opponent, parse_oppo
 from gym_tictactoe.seeding import check_seed
 
 _ARGUMENT = re.compile(r"\s*[A-Za-z_]\w*\s*=")  # "key=..." continues the spec before it
+
+
+def _checked_text(check: Callable[[str], Any]) -> Callable[[str], Any]:
+    """An argparse type from ``check``: its ValueError's message as argparse's one usage line."""
+    @wraps(check)
+    def argument_type(text: str) -> Any:
+        try:
+            return check(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+    return argument_type
 
 
 @cache
@@ -44,32 +57,27 @@ def player_list(text: str) -> list[str]:
     return [player_spec(spec) for spec in dict.fromkeys(specs)]
 
 
+@_checked_text
 def player_spec(text: str) -> str:
     """An argparse type: an opponent spec, or a model file (train.py's .npz or .zip, perhaps
     ``:simulations=N``), its options checked here and the file loaded by the command."""
-    if not is_model_path(text):
-        return opponent_spec(text)
-    try:
+    if is_model_path(text):
         model_spec(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    else:
+        parse_opponent(text)
     return text.strip()
 
 
+@_checked_text
 def simulations_arg(text: str) -> int:
     """An argparse type: the simulations of an AlphaZero model's search, 1 to 10,000."""
-    try:
-        return simulations_value(text, "the number of simulations")
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    return simulations_value(text, "the number of simulations")
 
 
+@_checked_text
 def opponent_spec(text: str) -> str:
     """An argparse type: an opponent spec that ``parse_opponent`` accepts, kept as text."""
-    try:
-        parse_opponent(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    parse_opponent(text)
     return text.strip()
 
 
@@ -112,9 +120,7 @@ def seed_arg(text: str) -> int:
                                          f"got {text!r}") from None
 
 
+@_checked_text
 def board_arg(text: str) -> game.Rules:
     """An argparse type: a board ``ROWSxCOLSxK`` (``4x4x3``; ``4x4`` means k = 4)."""
-    try:
-        return game.rules(*game.parse_board(text))
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    return game.rules(*game.parse_board(text))
