@@ -29,6 +29,7 @@ import torch as th
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
+from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
@@ -190,7 +191,12 @@ def build_model(algo: str, env: gym.Env | VecEnv, seed: int | None = None,
         raise ValueError(f"{algo} needs observation space {expected}; the env has "
                          f"{env.observation_space} (build it with make_vec_env({algo!r}))")
     params = {**copy.deepcopy(HYPERPARAMETERS[algo]), **kwargs}  # SB3 keeps policy_kwargs
-    return ALGO_CLASSES[algo]("MlpPolicy", env, seed=check_seed(seed), **params)
+    model = ALGO_CLASSES[algo]("MlpPolicy", env, seed=check_seed(seed), **params)
+    if not params.get("verbose") and params.get("tensorboard_log") is None:
+        # A quiet SB3 model still builds its default logger on every learn(), and that makes
+        # an empty /tmp/SB3-<date> folder each time; a logger with no outputs makes none.
+        model.set_logger(Logger(folder=None, output_formats=[]))
+    return model
 
 
 # --- exact evaluation during training --------------------------------------------------------

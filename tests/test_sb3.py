@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import pickle
+import tempfile
 import tracemalloc
 import warnings
 import zipfile
@@ -670,3 +671,11 @@ def test_sb3_self_play_refreshes_its_pool_with_frozen_copies(algo):
     assert not np.array_equal(sb3.ModelPolicy(model).preferences(boards), before)
     with pytest.raises(ValueError, match=r"every must be an integer >= 1 \(timesteps\); got 0"):
         snapshot_callback(pool, 0, algo, canonical=True)
+
+
+def test_learning_leaves_no_empty_logger_folders(monkeypatch, tmp_path):
+    # SB3's default logger makes /tmp/SB3-<date> on every learn() of a quiet model.
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    _learn("dqn", timesteps=64)
+    assert list(tmp_path.glob("SB3-*")) == []
