@@ -41,6 +41,7 @@ def test_a_saved_state_continues_exactly_as_if_uninterrupted(tmp_path):
     assert (saved.seconds, saved.curve, saved.run) == (1.5, [{"episodes": 12}], {"seed": 3})
     resumed = saved.trainer
     assert resumed.games == 12 and resumed.seconds == half.seconds
+    assert 0 < resumed.cpu_seconds == half.cpu_seconds
     with torch_threads(1):
         resumed.train(24, 100)
     for name, value in weights(whole).items():
@@ -270,3 +271,25 @@ def test_the_long_run_benchmark_starts_resumes_or_only_collects(tmp_path):
     trainer.seconds = 60.0
     save_state(folder / STATE_FILE, trainer, {"seed": 0}, 61.0, [])
     assert long.command_for(args, 0, tmp_path) is None  # trained its minutes: collected only
+
+
+def test_cpu_seconds_reach_the_curve_and_are_unknown_after_a_state_that_lacked_them(tmp_path):
+    from agents.sb3 import torch_threads
+
+    trainer = Trainer(game.TICTACTOE, SMALL, seed=0)
+    entries = []
+    with torch_threads(1):
+        trainer.train(8, 4, lambda policy, games: entries.append(trainer.cpu_seconds))
+    assert len(entries) == 2 and 0 < entries[0] < entries[1] == trainer.cpu_seconds
+    save_state(tmp_path / STATE_FILE, trainer, {"seed": 0}, 1.0, [])
+    with np.load(tmp_path / STATE_FILE) as state:
+        arrays = dict(state)
+    header = json.loads(str(arrays["state"]))
+    del header["train_cpu_seconds"]  # as the states written before it was kept
+    arrays["state"] = np.array(json.dumps(header))
+    np.savez(tmp_path / "old.npz", **arrays)
+    old = load_state(tmp_path / "old.npz").trainer
+    assert old.cpu_seconds is None
+    with torch_threads(1):
+        old.train(12, 100)
+    assert old.cpu_seconds is None and old.games == 12

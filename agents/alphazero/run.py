@@ -75,7 +75,8 @@ def train(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trai
         bar.close()
     settings = {"episodes": config.episodes, "minutes": config.minutes,
                 "eval_minutes": config.eval_minutes, "games_played": trainer.games,
-                "train_seconds": round(trainer.seconds, 3), "workers": config.workers,
+                "train_seconds": round(trainer.seconds, 3),
+                "train_cpu_seconds": _rounded(trainer.cpu_seconds), "workers": config.workers,
                 "resumed_from": None if config.resume is None else str(config.resume),
                 "hyperparameters": trainer.settings.as_dict()}
     save = partial(_save, trainer)
@@ -98,7 +99,8 @@ def _saving(trainer: Trainer, checkpoint: Checkpointer, config: RunConfig) -> Ch
     run = run_settings(config)
 
     def on_eval(policy: Any, games: int) -> bool:
-        stop = checkpoint(policy, games, train_seconds=trainer.seconds)
+        stop = checkpoint(policy, games, train_seconds=trainer.seconds,
+                          train_cpu_seconds=trainer.cpu_seconds)
         if checkpoint.state_file is not None:
             save_state(checkpoint.state_file, trainer, run, checkpoint.seconds,
                        checkpoint.curve)
@@ -129,3 +131,7 @@ def _bar(config: RunConfig, initial: int) -> Any:
 
     tqdm = require("tqdm.auto", "train", "the progress bar (hide it with --no-progress)").tqdm
     return tqdm(total=config.episodes, initial=initial, unit="game")
+
+
+def _rounded(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds, 3)

@@ -69,6 +69,7 @@ def save_state(path: str | os.PathLike, trainer: Trainer, run: dict[str, Any], s
               "layers": [[name, list(a.shape)] for name, a in weights.items()],
               "games": int(trainer.games), "settings": trainer.settings.as_dict(), "run": run,
               "train_seconds": float(trainer.seconds), "seconds": float(seconds),
+              "train_cpu_seconds": trainer.cpu_seconds,
               "curve": curve, "numpy_rng": trainer.rng.bit_generator.state,
               "buffer": {"size": buffer.size, "next": buffer.next}, "optimizer_steps": steps}
     arrays = {"weights": np.concatenate([a.ravel() for a in weights.values()]),
@@ -154,6 +155,8 @@ def _settings(header: dict[str, Any], network: NetworkSettings, bad: Any) -> Alp
             raise ValueError(f"buffer.next must be {size} in a buffer not yet full")
         for name in ("seconds", "train_seconds"):
             check_number(header[name], name, 0.0)
+        if header.get("train_cpu_seconds") is not None:  # absent from the first states
+            check_number(header["train_cpu_seconds"], "train_cpu_seconds", 0.0)
         if header["algo"] != "alphazero" or not isinstance(header["curve"], list):
             raise ValueError("algo must be alphazero and curve a list")
     except (TypeError, ValueError, KeyError) as error:
@@ -200,6 +203,8 @@ def _restore(trainer: Trainer, header: dict[str, Any], arrays: dict[str, np.ndar
     torch.set_rng_state(torch.from_numpy(arrays["torch_rng"].copy()))
     trainer.games = check_int(header["games"], "games", 0)
     trainer.seconds = float(header["train_seconds"])
+    cpu = header.get("train_cpu_seconds")
+    trainer.cpu_seconds = None if cpu is None else float(cpu)
 
 
 def _restore_optimizer(trainer: Trainer, steps: list[int], moments: np.ndarray,

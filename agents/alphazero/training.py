@@ -76,6 +76,9 @@ class Trainer:
         self.rng = np.random.default_rng(seed)
         self.games = 0
         self.seconds = 0.0  # of self-play and gradient steps: checkpoints are not counted
+        # The same rounds' CPU time in this process (what a shared machine's wall clock hides;
+        # Ray workers count theirs apart); None once resumed from a state that did not keep it.
+        self.cpu_seconds: float | None = 0.0
 
     @property
     def policy(self) -> AlphaZeroPolicy:
@@ -124,9 +127,11 @@ class Trainer:
             before = (self.games, self.seconds)
             played = self.settings.games_per_round if budget is None else min(
                 self.settings.games_per_round, budget - self.games)
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.process_time()
             self.round(played)
             self.seconds += time.perf_counter() - began
+            if self.cpu_seconds is not None:
+                self.cpu_seconds += time.process_time() - began_cpu
             if progress is not None:
                 progress(played)
             if checkpoint is not None and schedule.due(before, (self.games, self.seconds)):
