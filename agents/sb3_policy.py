@@ -32,6 +32,10 @@ from gym_tictactoe.game.symmetry import (
 from gym_tictactoe.seeding import check_seed
 
 ALGOS = ("maskable-ppo", "ppo", "dqn")
+# Boards per forward pass: an exact evaluation asks about a whole layer of positions at once
+# (up to 2.3 M on 4x4x4), and one pass over all of them held several GB of activations (15 GB
+# for 512-wide layers on 4x4x3); 16,384 boards of a 512-wide layer are 32 MB.
+PREFERENCE_CHUNK = 16_384
 ALGO_CLASSES: dict[str, type[BaseAlgorithm]] = {
     "maskable-ppo": MaskablePPO, "ppo": PPO, "dqn": DQN,
 }
@@ -190,18 +194,23 @@ class ModelPolicy:
         return images, transform_cells(self.rules, legal, symmetry), symmetry
 
     def preferences(self, obs: npt.ArrayLike) -> npt.NDArray[np.float32]:
-        """(N, 9) unmasked action logits (PPO) or Q-values (DQN) for N boards."""
+        """(N, 9) unmasked action logits (PPO) or Q-values (DQN) for N boards, asked
+        ``PREFERENCE_CHUNK`` boards at a time."""
         policy = self.network
         policy.set_training_mode(False)
         boards = np.asarray(obs, dtype=np.int8).reshape(-1, self.n_cells)
-        inputs = one_hot(boards, self.n_cells) if uses_one_hot(self.algo) else boards
-        with th.no_grad():
-            tensor = th.as_tensor(inputs, device=policy.device)
-            if self.algo == "dqn":
-                out = policy.q_net(tensor)
-            else:
-                out = policy.get_distribution(tensor).distribution.logits
-        return out.cpu().numpy()
+        out = np.empty(boards.shape, np.float32)
+        for first in range(0, len(boards), PREFERENCE_CHUNK):
+            part = boards[first:first + PREFERENCE_CHUNK]
+            inputs = one_hot(part, self.n_cells) if uses_one_hot(self.algo) else part
+            with th.no_grad():
+                tensor = th.as_tensor(inputs, device=policy.device)
+                if self.algo == "dqn":
+                    values = policy.q_net(tensor)
+                else:
+                    values = policy.get_distribution(tensor).distribution.logits
+            out[first:first + PREFERENCE_CHUNK] = values.cpu().numpy()
+        return out
 
 
 def _board_with(n_cells: int) -> game.Rules:

@@ -25,7 +25,7 @@ from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_suppo
 from stable_baselines3.common.monitor import Monitor
 from zip_helpers import move_central_directory, set_version_needed
 
-from agents import sb3, sb3_files
+from agents import sb3, sb3_files, sb3_policy
 from gym_tictactoe import evaluation, game
 from gym_tictactoe.envs.wrappers import OneHotObservation
 
@@ -679,3 +679,21 @@ def test_learning_leaves_no_empty_logger_folders(monkeypatch, tmp_path):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     _learn("dqn", timesteps=64)
     assert list(tmp_path.glob("SB3-*")) == []
+
+
+@pytest.mark.parametrize("algo", ["dqn", "maskable-ppo"])
+def test_preferences_ask_the_network_in_chunks(trained, algo, monkeypatch):
+    # One forward pass over a whole 4x4x4 layer held gigabytes of activations.
+    policy = sb3.ModelPolicy(trained[algo])
+    boards = np.random.default_rng(0).integers(0, 3, (100, 9)).astype(np.int8)
+    whole = policy.preferences(boards)
+    sizes = []
+    net = trained[algo].policy.q_net if algo == "dqn" else trained[algo].policy.action_net
+    monkeypatch.setattr(sb3_policy, "PREFERENCE_CHUNK", 7)
+    handle = net.register_forward_pre_hook(lambda module, args: sizes.append(len(args[0])))
+    try:
+        chunked = policy.preferences(boards)
+    finally:
+        handle.remove()
+    assert max(sizes) == 7 and sum(sizes) == 100
+    np.testing.assert_allclose(chunked, whole, rtol=1e-6, atol=1e-6)
