@@ -290,6 +290,7 @@ def _state_file(folder: RunFolder) -> Path:
     from agents.alphazero.state import STATE_FILE
 
     final = folder.final or folder.reserve()
+    folder.lock()
     print(f"run folder: {final} (its {STATE_FILE} is saved at each checkpoint; "
           f"train.py --resume {final} continues the run)", flush=True)
     return final / STATE_FILE

@@ -16,7 +16,8 @@ An AlphaZero run reserves its number when it starts and saves its training state
 trains (``checkpoint.npz``, replaced atomically at each checkpoint), so that a killed run can be
 continued (``train.py --resume OUT/STEM_N``, :meth:`RunFolder.reopen`): a folder holding a
 checkpoint but no ``results.json`` is an unfinished run. When it ends, its other files are moved
-in beside the checkpoint, ``results.json`` last.
+in beside the checkpoint, ``results.json`` last. While it trains it holds the folder's lock file
+(``.training.lock``, removed at the end), so a second ``--resume`` of it is refused in one line.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from gym_tictactoe.files import _process_exists  # the same liveness probe as for files
 
@@ -36,6 +38,7 @@ NAME_MAX = 255  # bytes in a folder name on common file systems
 # The temporary folder's name adds ".", ".PID" (up to 7 digits), ".XXXXXXXX" and ".partial".
 STEM_MAX = NAME_MAX - 26
 FULL = (errno.ENOSPC, errno.EDQUOT)
+LOCK = ".training.lock"  # in a run folder while a process trains there (RunFolder.lock)
 
 
 class OutputError(Exception):
@@ -77,6 +80,7 @@ class RunFolder:
     def __init__(self, out: Path, stem: str, temp: Path, made_out: bool) -> None:
         self.out, self.stem, self.temp, self.made_out = out, stem, temp, made_out
         self.final: Path | None = None
+        self._lock: Any = None
 
     @classmethod
     def create(cls, out: str | os.PathLike, stem: str) -> RunFolder:
@@ -110,7 +114,36 @@ class RunFolder:
             raise ValueError(f"{run} is not a run folder OUT/NAME_N")
         folder = cls.create(run.parent, found.group(1))
         folder.final = run
+        try:
+            folder.lock()
+        except ValueError:
+            folder.discard()
+            raise
         return folder
+
+    def lock(self) -> None:
+        """Hold the reserved folder's lock file (``LOCK``) until :meth:`commit` or
+        :meth:`discard`: a run that trains there, fresh or resumed, is the only one. A
+        ValueError of one line when another process holds it."""
+        from filelock import FileLock, Timeout  # torch's dependency, so AlphaZero's too
+
+        assert self.final is not None, "reserve the folder first"
+        if self._lock is not None:
+            return
+        lock = FileLock(self.final / LOCK, timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise ValueError(f"{self.final} is being trained by another process now; "
+                             "--resume it once that process has stopped") from None
+        self._lock = lock
+
+    def _unlock(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+            with contextlib.suppress(OSError):
+                os.unlink(self.final / LOCK)  # type: ignore[operator]
 
     def file(self, name: str) -> Path:
         """Where to write the run's file ``name`` now."""
@@ -149,6 +182,7 @@ class RunFolder:
                 for name in sorted(os.listdir(self.temp), key=lambda n: n == "results.json"):
                     os.replace(self.temp / name, final / name)
                 os.rmdir(self.temp)
+                self._unlock()
                 return final
             os.chmod(self.temp, 0o755)  # mkdtemp makes it private; a run is ordinary data
             os.replace(self.temp, final)  # onto the empty folder that reserve made: atomic
@@ -158,6 +192,7 @@ class RunFolder:
         """Remove what this run wrote: the temporary folder, the reserved folder if still
         empty and ``out`` if this run made it and it is empty."""
         shutil.rmtree(self.temp, ignore_errors=True)
+        self._unlock()
         for folder in (self.final, self.out if self.made_out else None):
             if folder is not None:
                 with contextlib.suppress(OSError):

@@ -82,6 +82,29 @@ def test_train_py_resumes_an_interrupted_run_into_the_same_folder(tmp_path, monk
     assert measured[0] == measured[1] and [e["episodes"] for e in curves[1]] == [4, 8, 12, 16]
 
 
+def test_a_run_that_is_training_cannot_be_resumed_by_a_second_process(tmp_path, monkeypatch,
+                                                                      capsys):
+    from agents.run_folder import LOCK
+
+    real, refused = az_run.save_state, []
+
+    def second_process(path, trainer, *args):
+        real(path, trainer, *args)
+        if trainer.games == 4:  # the first run, fresh, has saved a checkpoint and trains on
+            assert (path.parent / LOCK).exists()
+            refused.append(train.main(["--resume", str(path.parent), "--no-progress"]))
+
+    monkeypatch.setattr(az_run, "save_state", second_process)
+    assert train.main([*FLAGS, "--episodes", "8", "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert refused == [2] and "is being trained by another process now" in err
+    assert len(err.strip().splitlines()) == 1
+    folder = run_folder(tmp_path)
+    assert sorted(p.name for p in folder.iterdir()) == [  # the lock file is gone at the end
+        STATE_FILE, "learning_curve.png", "model.npz", "results.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["alphazero-seed0_1"]
+
+
 def test_a_finished_run_continues_into_a_new_folder_only_with_a_larger_budget(tmp_path,
                                                                                capsys):
     assert train.main([*FLAGS, "--episodes", "4", "--out", str(tmp_path)]) == 0
