@@ -38,8 +38,15 @@ def long_runs(args: argparse.Namespace, write: Callable[..., None]) -> int:
         "command": " ".join(["python", *sys.argv]), "board": args.board,
         "minutes": args.minutes, "eval_minutes": args.eval_minutes, "runs_dir": str(runs_dir),
         "load_average_at_start": os.getloadavg()[0], "runs": []}
+    earlier = _earlier(args)
+    if earlier:  # --resume: the runs' earlier sittings keep their commands and start load
+        results["load_average_at_start"] = earlier.get("load_average_at_start")
+        results["load_averages_at_resume"] = [*earlier.get("load_averages_at_resume", []),
+                                              os.getloadavg()[0]]
     for seed in args.seeds:
         entry: dict[str, Any] = {"seed": seed}
+        entry["commands"] = next((list(run.get("commands", [])) for run in
+                                  earlier.get("runs", []) if run.get("seed") == seed), [])
         results["runs"].append(entry)
         watch(command_for(args, seed, runs_dir), runs_dir, _stem(args.board, seed), entry,
               lambda: write(args.out, results, quiet=True))
@@ -50,6 +57,17 @@ def long_runs(args: argparse.Namespace, write: Callable[..., None]) -> int:
         print(f"{run['seed']:<6}{run.get('games', 0):<11,}{run.get('train_seconds', 0) / 60:<9.1f}"
               f"{last.get('rate', 0):<10.4%}{last.get('X', '-'):<7}{last.get('O', '-')}")
     return 0
+
+
+def _earlier(args: argparse.Namespace) -> dict[str, Any]:
+    """With ``--resume``, what ``--out`` already holds for this board (empty otherwise)."""
+    if not args.resume or not args.out.is_file():
+        return {}
+    try:
+        found = json.loads(args.out.read_text())
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) and found.get("board") == args.board else {}
 
 
 def _stem(board: str, seed: int) -> str:

@@ -265,7 +265,7 @@ def test_schedule_needs_a_budget_and_keeps_its_multiples():
     assert schedule.due((38, 29.0), (42, 31.0)) and schedule.due((96, 40.0), (100, 41.0))
 
 
-def test_the_long_run_benchmark_starts_resumes_or_only_collects(tmp_path):
+def test_the_long_run_benchmark_starts_resumes_or_only_collects(tmp_path, monkeypatch):
     import argparse
     import importlib.util
     import sys
@@ -294,6 +294,20 @@ def test_the_long_run_benchmark_starts_resumes_or_only_collects(tmp_path):
     trainer.seconds = 60.0
     save_state(folder / STATE_FILE, trainer, {"seed": 0}, 61.0, [])
     assert long.command_for(args, 0, tmp_path) is None  # trained its minutes: collected only
+
+    # A resumed benchmark keeps the earlier sittings' commands and starting load in --out.
+    out = tmp_path / "out.json"
+    out.write_text(json.dumps({"board": "3x3x3", "load_average_at_start": 3.5,
+                               "runs": [{"seed": 0, "commands": ["python train.py first"]}]}))
+    written = []
+    long.watch = lambda command, runs_dir, stem, entry, save: entry["commands"].append("next")
+    monkeypatch.setattr(long.signal, "signal", lambda *handler: None)  # pytest's own, kept
+    args = argparse.Namespace(board="3x3x3", minutes=1.0, eval_minutes=0.5, resume=True,
+                              seeds=[0], out=out, runs=tmp_path)
+    long.long_runs(args, lambda path, results, quiet=False: written.append(results))
+    assert written[-1]["runs"][0]["commands"] == ["python train.py first", "next"]
+    assert written[-1]["load_average_at_start"] == 3.5
+    assert len(written[-1]["load_averages_at_resume"]) == 1
 
 
 def test_cpu_seconds_reach_the_curve_and_are_unknown_after_a_state_that_lacked_them(tmp_path):
