@@ -116,6 +116,56 @@ def sb3_boards(results: Path) -> str:
                      "perfect play gets (X / O)", "time so far"], rows)
 
 
+def sb3_boards_5m(results: Path) -> str:
+    """The 5M-timestep runs: each exact checkpoint as the optimal-move rate and the seats'
+    results against a best response, a row per board and algorithm."""
+    data = load(results, "sb3_boards_5m.json")
+    points = sorted({point["timesteps"] // 1_000_000 for run in data["runs"]
+                     for point in run["curve"] if point["timesteps"] % 1_000_000 == 0})
+    rows = []
+    for run in data["runs"]:
+        at = {point["timesteps"]: point for point in run["curve"]}
+        cells = []
+        for million in points:
+            point = at.get(million * 1_000_000)
+            cells.append("" if point is None else
+                         f"{percent(point['rate'])} ({point['X']} / {point['O']})")
+        gets, last = run["perfect_results"], run["curve"][-1]
+        rows.append([run["board"], ALGO_NAMES[run["algo"]], *cells,
+                     f"{percent(last['rate'])} ({last['X']} / {last['O']}) at "
+                     f"{last['timesteps']:,}", f"{gets['X']} / {gets['O']}",
+                     f"{run['wall_seconds'] / 60:.0f} min"])
+    return markdown(["board", "algo", *(f"{million}M (X / O)" for million in points),
+                     "the saved model", "perfect play gets", "wall time"], rows)
+
+
+def _change(key: str, value: Any) -> str:
+    """``policy_kwargs={'net_arch': ...}`` as the hidden layers; any other setting as k=v."""
+    if key != "policy_kwargs":
+        return f"{key}={value:,}" if isinstance(value, int) else f"{key}={value}"
+    arch = value["net_arch"]
+    return "hidden layers " + str(arch["pi"] if isinstance(arch, dict) else arch)
+
+
+def sb3_variants(results: Path) -> str:
+    """One change at a time from the SB3 defaults, same budget and seed: the exact result at
+    the end, and its difference from the default's optimal-move rate in points."""
+    runs = load(results, "sb3_variants.json")["runs"]
+    default = {(run["algo"], run["board"]): run["rate"] for run in runs
+               if not run["changes"]}
+    rows = []
+    for run in runs:
+        base = default.get((run["algo"], run["board"]))
+        change = ", ".join(_change(key, value) for key, value in run["changes"].items())
+        rows.append([run["board"], ALGO_NAMES[run["algo"]], change or "(the default)",
+                     f"{run['timesteps']:,}", percent(run["rate"]),
+                     "" if base is None or not run["changes"]
+                     else f"{100 * (run['rate'] - base):+.2f}", run["X"], run["O"],
+                     f"{run['wall_seconds'] / 60:.0f} min"])
+    return markdown(["board", "algo", "change", "timesteps", "optimal moves", "vs default",
+                     "as X", "as O", "wall time"], rows)
+
+
 ABLATION = {"default": "nothing (the default)", "no-canonical": "canonical boards",
             "no-starts": "exploring starts",
             "old-opponent": "the stronger curriculum (ε 0.2 → 0.4)",
@@ -251,6 +301,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "alphazero-long": search_tables.alphazero_long,
     "search-exact": search_tables.search_exact, "q-batched": search_tables.q_batched,
     "q-perfect": search_tables.q_perfect, "sb3-boards": sb3_boards,
+    "sb3-boards-5m": sb3_boards_5m,
     "headline": headline,
 }
 
