@@ -276,9 +276,27 @@ def headline(results: Path) -> str:
          _spread([run["perfect_at_episodes"] for run in aimed], "episodes") + " / "
          + _spread([run["perfect_at_episodes"] for run in long_4x4x4], "episodes"),
          "`python benchmarks/q_perfect.py`"],
+        sb3_boards_row(results),
         ["single env, 3x3, against PettingZoo's `tictactoe_v3`",
          f"{speed_table.ratio(single['gym-tictactoe'] / single['PettingZoo env()'])} the moves "
          "per second", "`make bench`"]])
+
+
+def sb3_boards_row(results: Path) -> list[str]:
+    """The headline's row for DQN and MaskablePPO on 4x4: each board's best saved model."""
+    data = load(results, "sb3_boards_5m.json")
+    runs, budget = data["runs"], data["timesteps"]
+    best: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        last = run["curve"][-1]
+        if run["board"] not in best or last["rate"] > best[run["board"]]["rate"]:
+            best[run["board"]] = last
+    perfect = any(run["curve"][-1]["perfect"] for run in runs)
+    return ["DQN / MaskablePPO, 4x4x3 / 4x4x4, seed 0, "
+            f"{budget // 1_000_000}M timesteps",
+            "at best " + " / ".join(percent(point["rate"], 1) for point in best.values())
+            + " optimal moves" + ("" if perfect else ", not perfect"),
+            "`python benchmarks/sb3_boards.py`"]
 
 
 def _seeds(count: int) -> str:
