@@ -56,10 +56,15 @@ def alphazero_long(results: Path) -> str:
         data = json.loads((results / f"alphazero_{board}.json").read_text())
         for run in data["runs"]:
             rows += [[board, str(run["seed"]), f"{point['train_seconds'] / 60:.0f} min",
+                      _cpu_minutes(point.get("train_cpu_seconds")),
                       f"{point['episodes']:,}", f"{100 * point['rate']:.4f}%", point["X"],
                       point["O"]] for point in run["learning_curve"]]
-    return markdown(["board", "seed", "training time", "self-play games", "optimal moves",
-                     "as X", "as O"], rows)
+    return markdown(["board", "seed", "training time", "its CPU time", "self-play games",
+                     "optimal moves", "as X", "as O"], rows)
+
+
+def _cpu_minutes(seconds: float | None) -> str:
+    return "not kept" if seconds is None else f"{seconds / 60:.0f} min"
 
 
 def search_exact(results: Path) -> str:

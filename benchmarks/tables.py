@@ -277,9 +277,30 @@ def headline(results: Path) -> str:
          + _spread([run["perfect_at_episodes"] for run in long_4x4x4], "episodes"),
          "`python benchmarks/q_perfect.py`"],
         sb3_boards_row(results),
+        *alphazero_long_rows(results),
         ["single env, 3x3, against PettingZoo's `tictactoe_v3`",
          f"{speed_table.ratio(single['gym-tictactoe'] / single['PettingZoo env()'])} the moves "
          "per second", "`make bench`"]])
+
+
+def alphazero_long_rows(results: Path) -> list[list[str]]:
+    """The headline's row for AlphaZero's long 4x4x4 run: its latest checkpoint (none before
+    the run has one)."""
+    if not (results / "alphazero_4x4x4.json").exists():
+        return []
+    data = load(results, "alphazero_4x4x4.json")
+    rows = []
+    for run in data["runs"]:
+        if not run.get("learning_curve"):
+            continue
+        last = run["learning_curve"][-1]
+        rows.append([f"AlphaZero (raw network), 4x4x4, seed {run['seed']}",
+                     f"{last['X']} / {last['O']} against a best response (perfect play: "
+                     f"draw / draw), {percent(last['rate'])} optimal moves, after "
+                     f"{last['train_seconds'] / 60:.0f} minutes of training",
+                     f"`python benchmarks/alphazero.py --board 4x4x4 --minutes "
+                     f"{data['minutes']:.0f}`"])
+    return rows
 
 
 def sb3_boards_row(results: Path) -> list[str]:
