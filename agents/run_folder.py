@@ -117,6 +117,7 @@ class RunFolder:
         try:
             folder.lock()
         except ValueError:
+            folder.final = None  # the other process's folder: discard leaves it alone
             folder.discard()
             raise
         return folder

@@ -30,6 +30,7 @@ from progress import RUNS, Progress, writable, write_json
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from agents.numerics import REPRODUCIBLE, numerics  # noqa: E402  (after the path above)
+from gym_tictactoe.cli.arguments import positive_int  # noqa: E402
 
 # One change each from agents.sb3.HYPERPARAMETERS (the 3x3 settings train.py uses everywhere).
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -53,17 +54,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--boards", nargs="+", default=["4x4x4"], choices=["3x3", "4x4x3", "4x4x4"])
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--timesteps", type=int, default=1_000_000,
+    parser.add_argument("--timesteps", type=positive_int, default=1_000_000,
                         help="budget per run (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=RUNS / "sb3_variants.json",
                         help="results JSON (default: %(default)s)")
     parser.add_argument("--append", action="store_true",
                         help="keep the runs already in --out (a variant and board run again "
                              "replaces its row)")
-    args = parser.parse_args(argv)
-    if args.timesteps < 1:
-        parser.error(f"--timesteps must be at least 1, not {args.timesteps}")
-    return args
+    return parser.parse_args(argv)
 
 
 def run_one(args: argparse.Namespace, variant: str, board: str) -> dict[str, Any]:
@@ -72,7 +70,6 @@ def run_one(args: argparse.Namespace, variant: str, board: str) -> dict[str, Any
     from gym_tictactoe import game
 
     algo, changes = VARIANTS[variant]
-    rows, cols, k = game.parse_board(board)
 
     def announce(text: str) -> None:
         print(f"  {variant} {board}: {text}", file=sys.stderr, flush=True)
@@ -80,7 +77,8 @@ def run_one(args: argparse.Namespace, variant: str, board: str) -> dict[str, Any
     start, cpu = time.perf_counter(), time.process_time()
     _, callback = sb3.train(algo, args.timesteps, seed=args.seed, eval_every=args.timesteps,
                             progress_bar=False, stop_when_perfect=True,
-                            rules=game.Rules(rows, cols, k), announce=announce, **changes)
+                            rules=game.rules(*game.parse_board(board)), announce=announce,
+                            **changes)
     last = callback.history[-1]
     return {"variant": variant, "algo": algo, "board": board, "seed": args.seed,
             "changes": changes, "timesteps": last["timesteps"], "rate": last["rate"],
