@@ -106,15 +106,29 @@ def seed_runs(seeds: Sequence[int], run_seed: Callable[[int, Path], dict[str, An
     return runs
 
 
+# What train.py --no-progress prints at each checkpoint on boards over 12 cells, before and after
+# it (gym_tictactoe.evaluation.report's checkpoint_message and checkpoint_result): passed on, so
+# that a run of an hour shows how far it is; the rest of its output (the final table) is not.
+CHECKPOINT_LINES = ("exact evaluation at ", "games at ", "  optimal-move rate ", "  score against ")
+
+
 def train_results(program: str, command: list[str], folder: Path, what: str,
                   env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run ``python train.py ...`` (``command``) from the repository into ``folder`` and read
-    the results.json of the one run it wrote; a failed run is one line naming ``what`` and
-    train.py's last line on stderr, and ends the benchmark."""
+    the results.json of the one run it wrote; its checkpoint lines are passed on to stderr as
+    they come; a failed run is one line naming ``what`` and train.py's last line (its error),
+    and ends the benchmark."""
     root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, *command], cwd=root, capture_output=True, text=True,
-                          check=False, env=env)
-    if done.returncode:
-        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
-        raise SystemExit(f"{program}: train.py {what} failed (exit {done.returncode}): {last}")
+    last = "(no message)"
+    # Unbuffered: its stdout and stderr share one pipe in the order written, the error last.
+    env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
+    with subprocess.Popen([sys.executable, *command], cwd=root, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, env=env) as child:
+        for text in child.stdout:
+            if text.strip():
+                last = text.strip()
+            if text.startswith(CHECKPOINT_LINES):
+                print(f"  {what}: {text.rstrip()}", file=sys.stderr, flush=True)
+    if child.returncode:
+        raise SystemExit(f"{program}: train.py {what} failed (exit {child.returncode}): {last}")
     return json.loads(next(folder.glob("*/results.json")).read_text())

@@ -118,6 +118,20 @@ def test_an_output_that_cannot_be_written_stops_before_any_work(name, tmp_path, 
     assert capsys.readouterr().err == f"{name}.py: cannot write {tmp_path}: it is a folder\n"
 
 
+def test_a_benchmark_passes_on_train_pys_checkpoint_lines_and_names_its_error(capsys, tmp_path):
+    progress = _module("progress")
+    script = ("print('exact evaluation at 5 episodes (4x4x4)...'); print('the final table'); "
+              "print('  optimal-move rate 99.00%, best response: as X draw, as O draw'); "
+              "raise SystemExit('train.py: --board: no such board')")
+    with pytest.raises(SystemExit) as stop:
+        progress.train_results("q_boards.py", ["-c", script], tmp_path, "--seed 3")
+    assert str(stop.value) == ("q_boards.py: train.py --seed 3 failed (exit 1): "
+                               "train.py: --board: no such board")
+    assert capsys.readouterr().err == (
+        "  --seed 3: exact evaluation at 5 episodes (4x4x4)...\n"
+        "  --seed 3:   optimal-move rate 99.00%, best response: as X draw, as O draw\n")
+
+
 def test_speed_reports_each_group(monkeypatch, capsys):
     speed = _module("speed")
     monkeypatch.setattr(speed, "measure", lambda group, *args: {name: [1.0] for name in group})
