@@ -77,10 +77,12 @@ class Checkpointer:
         """Seconds since the run started (earlier sittings of a resumed run included)."""
         return time.perf_counter() - self.start
 
-    def __call__(self, policy: Any, count: int, **clocks: float) -> bool:
+    def __call__(self, policy: Any, count: int, *, setting: dict[str, Any] | None = None,
+                 **clocks: float) -> bool:
         """Checkpoint ``policy`` after ``count`` episodes or timesteps (``clocks``: other
-        measures of the run so far to record, such as AlphaZero's ``train_seconds``); True:
-        stop training."""
+        measures of the run so far to record, such as AlphaZero's ``train_seconds``, rounded
+        to milliseconds; ``setting``: what it trains with now, recorded as it is, such as
+        AlphaZero's learning rate); True: stop training."""
         config, say = self.config, self.announce
         games = None if config.exact else (CHECKPOINT_GAMES, CHECKPOINT_OPPONENTS)
         if say is not None:
@@ -91,7 +93,7 @@ class Checkpointer:
         else:
             entry = games_entry(policy, CHECKPOINT_GAMES, CHECKPOINT_OPPONENTS, config.seed,
                                 **clock)
-        self.curve.append(entry)
+        self.curve.append({**entry, **(setting or {})})
         if say is not None:
             say(checkpoint_result(entry))
         return bool(entry.get("perfect", False))

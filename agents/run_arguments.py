@@ -40,7 +40,7 @@ def add_alphazero_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--resume", type=Path, default=None, metavar="RUN",
                        help="continue the run in folder RUN from its checkpoint.npz (see "
                             "below); its settings apply, --episodes and --minutes are the "
-                            "total budget")
+                            "total budget; a finished run may go on at a new --learning-rate")
 
 
 # flag, type, lowest value (excluded), help; the settings check their upper bounds.
@@ -123,12 +123,19 @@ def resume_from(args: argparse.Namespace) -> None:
     args.algo = "alphazero"  # another --algo was refused: AlphaZero's flags are its own
     fixed = {"--board": saved.trainer.rules, "--seed": kept["seed"],
              **{flag: flat[_dest(flag)] for flag in (*ALPHAZERO_FLAGS_NAMES, "--target")}}
+    # A finished run may go on at another learning rate (a step of a decay schedule, in a
+    # new run folder); a run cut short continues exactly as it began.
+    finished = (run / "results.json").exists()
     for flag, value in fixed.items():
         given = getattr(args, _dest(flag))
         if given is not None and given != value:
+            if flag == "--learning-rate" and finished:
+                continue
+            later = (" (a new --learning-rate applies when continuing a finished run)"
+                     if flag == "--learning-rate" else "")
             raise ValueError(f"{flag} {_shown(given)} conflicts with the run in {run}, whose "
                              f"{flag[2:]} is {_shown(value)}: leave it out (a resumed run "
-                             "keeps its settings)")
+                             f"keeps its settings){later}")
         setattr(args, _dest(flag), value if flag in ("--board", "--seed") else None)
     for flag in ("--out", "--name", "--start", "--start-probability"):
         if getattr(args, _dest(flag)) is not None:

@@ -66,7 +66,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                            "(default: runs/benchmarks/alphazero-BOARD)")
     long_runs.add_argument("--resume", action="store_true",
                            help="continue each seed's run found in --runs")
+    long_runs.add_argument("--learning-rate", type=float, default=None, metavar="X",
+                           help="with --resume and more --minutes: a finished run goes on at "
+                                "this learning rate (train.py --learning-rate)")
     args = parser.parse_args(argv)
+    if args.learning_rate is not None and not args.resume:
+        parser.error("--learning-rate goes with --resume (a new run takes train.py's default)")
     if args.seeds is None:
         args.seeds = [0, 1, 2, 3, 4] if args.minutes is None else [0]
     if args.out is None:

@@ -88,7 +88,8 @@ def command_for(args: argparse.Namespace, seed: int, runs_dir: Path) -> list[str
         trained = read_progress(last / STATE_FILE)["train_seconds"] / 60
         if (last / "results.json").is_file() and trained >= args.minutes:
             return None
-        return ["train.py", "--resume", str(last), *budget]
+        rate = [] if args.learning_rate is None else ["--learning-rate", str(args.learning_rate)]
+        return ["train.py", "--resume", str(last), *budget, *rate]
     return ["train.py", "--algo", "alphazero", "--board", args.board, "--seed", str(seed),
             "--out", str(runs_dir), "--name", _stem(args.board, seed), *budget]
 

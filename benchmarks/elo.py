@@ -5,8 +5,11 @@
 
 Without ``--model`` it first trains ``train.py --algo alphazero --board B --minutes M`` (seed
 ``--seed``; the run folder stays under ``runs/benchmarks/elo``, so ``--resume`` continues an
-unfinished one). Then every player meets every player in both seats, ``--games`` seeded games a
-pairing (the arena's rules), and the ratings are a Bradley-Terry fit of the results (choix, the
+unfinished one); with ``--model``, the training figures come from the results.json beside it.
+Then every player meets every player in both seats, ``--games`` seeded games a pairing (the
+arena's rules), each opened by ``--opening`` random plies: the raw network and a seeded search
+answer a position alike every time, and ten games between two such players would otherwise be
+one game ten times over. The ratings are a Bradley-Terry fit of the results (choix, the
 ``ratings`` extra), random at 0, with 95% intervals. The players: random, heuristic,
 montecarlo, mcts and alphabeta at their defaults, the raw network, and the network through a
 search of ``--simulations``. The JSON holds every pairing's tally, the ratings and the training
@@ -47,6 +50,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="the searching player's simulations a move (default: %(default)s)")
     parser.add_argument("--games", type=int, default=10,
                         help="games per ordered pairing (default: %(default)s)")
+    parser.add_argument("--opening", type=int, default=2,
+                        help="random plies opening every game (seeded), so that two players "
+                             "that always answer alike play different games (default: "
+                             "%(default)s)")
     parser.add_argument("--resume", type=Path, default=None, metavar="RUN",
                         help="continue an unfinished training run folder first")
     parser.add_argument("--out", type=Path, default=RUNS / "elo.json",
@@ -66,10 +73,23 @@ def train(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
     if done.returncode:
         raise SystemExit(f"elo.py: train.py failed (exit {done.returncode})")
     folder = max((p.parent for p in out.glob("*/results.json")), key=lambda p: p.stat().st_mtime)
-    results = json.loads((folder / "results.json").read_text())
-    return folder / "model.npz", {"run": str(folder.relative_to(ROOT)),
-                                  "timings": results["timings"],
-                                  "games_played": results["config"].get("games_played")}
+    return folder / "model.npz", training_of(folder / "model.npz")
+
+
+def training_of(model: Path) -> dict[str, Any]:
+    """What the model's run folder says of its training (its results.json beside it), or only
+    the model's path for a file without one."""
+    found = model.resolve().parent / "results.json"
+    if not found.is_file():
+        return {"model": str(model)}
+    results = json.loads(found.read_text())
+    config = results["config"]
+    folder = found.parent
+    return {"run": str(folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder),
+            "timings": results["timings"], "games_played": config.get("games_played"),
+            "train_seconds": config.get("train_seconds"),
+            "train_cpu_seconds": config.get("train_cpu_seconds"),
+            "hyperparameters": config.get("hyperparameters")}
 
 
 def play(args: argparse.Namespace, model: Path, save: Any) -> tuple[list[str], list]:
@@ -88,7 +108,8 @@ def play(args: argparse.Namespace, model: Path, save: Any) -> tuple[list[str], l
     rng, rows, progress = np.random.default_rng(args.seed), [], Progress(len(players))
     with cli_models.one_torch_thread(["alphazero"]):
         for x in players:
-            rows += [(x, o, pairing(x, o, args.games, rng, rules, models)) for o in players]
+            rows += [(x, o, pairing(x, o, args.games, rng, rules, models, args.opening))
+                     for o in players]
             save(players, rows)
             progress.step(f"{x} as X against every player")
     return players, rows
@@ -100,11 +121,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     writable(args.out, "elo.py")
     start = time.perf_counter()
-    model, training = (args.model, {"model": str(args.model)}) if args.model else train(args)
+    model, training = (args.model, training_of(args.model)) if args.model else train(args)
 
     def save(players: list[str], rows: list, ratings: list | None = None) -> None:
         write_json(args.out, {"command": " ".join(["python", *sys.argv]), "board": args.board,
-                              "games_per_pairing": args.games, "training": training,
+                              "games_per_pairing": args.games, "opening_plies": args.opening,
+                              "training": training,
                               "players": players, "pairings": rows, "ratings": ratings,
                               "seconds": round(time.perf_counter() - start, 1)}, quiet=True)
 

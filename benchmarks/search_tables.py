@@ -55,12 +55,15 @@ def alphazero_long(results: Path) -> str:
             continue
         data = json.loads((results / f"alphazero_{board}.json").read_text())
         for run in data["runs"]:
+            # Curves from before the rate could change lack it: the run's own, all along.
+            rate = run["hyperparameters"]["learning_rate"]
             rows += [[board, str(run["seed"]), f"{point['train_seconds'] / 60:.0f} min",
                       _cpu_minutes(point.get("train_cpu_seconds")),
-                      f"{point['episodes']:,}", f"{100 * point['rate']:.4f}%", point["X"],
-                      point["O"]] for point in run["learning_curve"]]
+                      f"{point['episodes']:,}", f"{point.get('learning_rate', rate):g}",
+                      f"{100 * point['rate']:.4f}%", point["X"], point["O"]]
+                     for point in run["learning_curve"]]
     return markdown(["board", "seed", "training time", "its CPU time", "self-play games",
-                     "optimal moves", "as X", "as O"], rows)
+                     "learning rate", "optimal moves", "as X", "as O"], rows)
 
 
 def _cpu_minutes(seconds: float | None) -> str:
@@ -134,3 +137,66 @@ def _q_variant(run: dict[str, Any]) -> str:
     if schedule.get("end") is not None:
         parts.append(f"alpha to {schedule['end']}")
     return ", ".join(parts)
+
+
+ELO_BOARDS = ("6x6x4", "9x9x5", "15x15x5")
+
+
+def elo(results: Path) -> str:
+    """AlphaZero among the built-in players on boards too big to solve (``benchmarks/elo.py``):
+    each player's Elo (random at 0) with its 95% interval and score, strongest first, per board
+    present; the AlphaZero rows say how long it trained."""
+    rows = []
+    for board in ELO_BOARDS:
+        if not (results / f"elo_{board}.json").exists():  # a run still to be made
+            continue
+        data = json.loads((results / f"elo_{board}.json").read_text())
+        if not data["ratings"]:  # stopped before its last row: no ratings yet
+            continue
+        for rating in sorted(data["ratings"], key=lambda rating: -rating["elo"]):
+            mark = {"lower": "≥ ", "upper": "≤ "}.get(rating["bound"], "")
+            interval = "" if rating["interval"] is None else f" ± {rating['interval']:.0f}"
+            rows.append([board, _elo_player(rating["name"], data["training"]),
+                         f"{mark}{rating['elo']:.0f}{interval}",
+                         f"{100 * rating['points'] / rating['games']:.0f}% of {rating['games']}"])
+    return markdown(["board", "player", "Elo (95% interval)", "score (games)"], rows)
+
+
+def _elo_player(name: str, training: dict[str, Any]) -> str:
+    """A built-in player as `name`; the model (a path, maybe with ``:simulations=N``) as
+    AlphaZero, with its training."""
+    if not name.endswith(".npz") and ".npz:" not in name:
+        return f"`{name}`"
+    _, _, option = name.partition(".npz:")
+    kind = f"a search of {option.split('=')[1]} simulations" if option else "raw network"
+    seconds, cpu = training.get("train_seconds"), training.get("train_cpu_seconds")
+    if not seconds:
+        return f"AlphaZero, {kind}"
+    trained = f"{seconds / 60:.0f} min of training" + (f", {cpu / 60:.0f} of CPU" if cpu else "")
+    games = training.get("games_played")
+    return f"AlphaZero, {kind} ({trained}" + (f"; {games:,} self-play games)" if games else ")")
+
+
+def elo_rows(results: Path) -> list[list[str]]:
+    """The headline's row for the Elo tables: AlphaZero with search against ``alphabeta``, on
+    each board rated (none before there is one)."""
+    cells = []
+    for board in ELO_BOARDS:
+        if not (results / f"elo_{board}.json").exists():
+            continue
+        data = json.loads((results / f"elo_{board}.json").read_text())
+        if not data["ratings"]:
+            continue
+        elo = {rating["name"]: rating["elo"] for rating in data["ratings"]}
+        searched = next(name for name in elo if ".npz:" in name)
+        gap = elo[searched] - elo["alphabeta"]
+        minutes = data["training"]["train_seconds"] / 60
+        simulations = searched.rpartition("=")[2]
+        cells.append((board, f"{gap:+.0f} Elo against `alphabeta` on {board} after "
+                             f"{minutes:.0f} minutes of training, searching {simulations} "
+                             "simulations a move",
+                      f"`python benchmarks/elo.py --board {board} --minutes {minutes:.0f}`"))
+    if not cells:
+        return []
+    return [["AlphaZero against the built-in players, " + " / ".join(c[0] for c in cells),
+             "; ".join(c[1] for c in cells), "; ".join(c[2] for c in cells)]]

@@ -278,6 +278,7 @@ def headline(results: Path) -> str:
          "`python benchmarks/q_perfect.py`"],
         sb3_boards_row(results),
         *alphazero_long_rows(results),
+        *search_tables.elo_rows(results),
         ["single env, 3x3, against PettingZoo's `tictactoe_v3`",
          f"{speed_table.ratio(single['gym-tictactoe'] / single['PettingZoo env()'])} the moves "
          "per second", "`make bench`"]])
@@ -338,7 +339,8 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "ablation": ablation, "self-play": self_play, "speed": speed_table.speed,
     "mcts": search_tables.mcts, "alphazero": search_tables.alphazero,
     "alphazero-long": search_tables.alphazero_long,
-    "search-exact": search_tables.search_exact, "q-batched": search_tables.q_batched,
+    "search-exact": search_tables.search_exact, "elo": search_tables.elo,
+    "q-batched": search_tables.q_batched,
     "q-perfect": search_tables.q_perfect, "sb3-boards": sb3_boards,
     "sb3-boards-5m": sb3_boards_5m, "sb3-variants": sb3_variants,
     "headline": headline,

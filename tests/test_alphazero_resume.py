@@ -118,6 +118,33 @@ def test_a_finished_run_continues_into_a_new_folder_only_with_a_larger_budget(tm
     assert results["config"]["resumed_from"] == str(folder)
 
 
+def test_a_finished_run_goes_on_at_a_new_learning_rate_and_the_curve_says_which(tmp_path):
+    assert train.main([*FLAGS, "--episodes", "4", "--out", str(tmp_path)]) == 0
+    folder = run_folder(tmp_path)
+    old = load_state(folder / STATE_FILE)  # as a state saved before the curve kept the rate
+    save_state(folder / STATE_FILE, old.trainer, old.run, old.seconds,
+               [{k: v for k, v in entry.items() if k != "learning_rate"} for entry in old.curve])
+    assert train.main(["--resume", str(folder), "--episodes", "8", "--learning-rate", "0.0005",
+                       "--no-progress"]) == 0
+    results = json.loads((tmp_path / "alphazero-seed0_2" / "results.json").read_text())
+    assert [e["learning_rate"] for e in results["learning_curve"]] == [0.002, 0.0005]
+    assert results["config"]["hyperparameters"]["learning_rate"] == 0.0005
+    saved = load_state(tmp_path / "alphazero-seed0_2" / STATE_FILE).trainer
+    assert saved.settings.learning_rate == 0.0005
+    assert [group["lr"] for group in saved.optimizer.param_groups] == [0.0005]
+    assert saved.optimizer.state  # the moments are kept: it went on, it did not start again
+
+
+def test_a_run_cut_short_keeps_its_learning_rate(saved_run, tmp_path, capsys):
+    cut = tmp_path / "alphazero-seed0_1"
+    cut.mkdir()
+    (cut / STATE_FILE).write_bytes((saved_run / STATE_FILE).read_bytes())  # no results.json
+    line = usage_error(capsys, ["--resume", str(cut), "--episodes", "8", "--learning-rate",
+                                "0.001"])
+    assert "--learning-rate 0.001 conflicts with the run in" in line
+    assert "a new --learning-rate applies when continuing a finished run" in line
+
+
 def usage_error(capsys, argv):
     """The one line train.py prints for a usage error in ``argv``."""
     with pytest.raises(SystemExit) as stop:
@@ -280,7 +307,8 @@ def test_the_long_run_benchmark_starts_resumes_or_only_collects(tmp_path, monkey
         spec.loader.exec_module(long)
     finally:
         sys.path.remove(str(benchmarks))
-    args = argparse.Namespace(board="3x3x3", minutes=1.0, eval_minutes=0.5, resume=True)
+    args = argparse.Namespace(board="3x3x3", minutes=1.0, eval_minutes=0.5, resume=True,
+                              learning_rate=None)
     fresh = long.command_for(args, 0, tmp_path)
     assert fresh[:2] == ["train.py", "--algo"] and "--minutes" in fresh
     folder = tmp_path / "az-3x3x3-seed0_1"
@@ -291,6 +319,8 @@ def test_the_long_run_benchmark_starts_resumes_or_only_collects(tmp_path, monkey
     assert long.command_for(args, 0, tmp_path)[:3] == ["train.py", "--resume", str(folder)]
     (folder / "results.json").write_text("{}")
     assert long.command_for(args, 0, tmp_path)[:2] == ["train.py", "--resume"]  # 0.5 of 1 min
+    args.learning_rate = 0.0002  # a finished run goes on at another rate
+    assert long.command_for(args, 0, tmp_path)[-2:] == ["--learning-rate", "0.0002"]
     trainer.seconds = 60.0
     save_state(folder / STATE_FILE, trainer, {"seed": 0}, 61.0, [])
     assert long.command_for(args, 0, tmp_path) is None  # trained its minutes: collected only
@@ -303,7 +333,7 @@ def test_the_long_run_benchmark_starts_resumes_or_only_collects(tmp_path, monkey
     long.watch = lambda command, runs_dir, stem, entry, save: entry["commands"].append("next")
     monkeypatch.setattr(long.signal, "signal", lambda *handler: None)  # pytest's own, kept
     args = argparse.Namespace(board="3x3x3", minutes=1.0, eval_minutes=0.5, resume=True,
-                              seeds=[0], out=out, runs=tmp_path)
+                              seeds=[0], out=out, runs=tmp_path, learning_rate=None)
     long.long_runs(args, lambda path, results, quiet=False: written.append(results))
     assert written[-1]["runs"][0]["commands"] == ["python train.py first", "next"]
     assert written[-1]["load_average_at_start"] == 3.5

@@ -13,6 +13,7 @@ import zipfile
 from functools import cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 from missing_packages import run_without
 
@@ -265,6 +266,46 @@ def test_arena_takes_every_opponent_spec(monkeypatch, capsys):
     specs = ["epsilon:epsilon=0.3,inner=heuristic", "random+minimax*2", "montecarlo:playouts=5"]
     assert list(arena_rows(out)) == [(x, o) for x in specs for o in specs]
     assert all(sum(counts) == 4 for counts in arena_rows(out).values())
+
+
+class FirstEmptyCell:
+    """A player that always answers alike: the first empty cell."""
+
+    def act(self, board, mark, rng):
+        return int(np.flatnonzero(board == 0)[0])
+
+
+def test_an_opening_of_random_plies_makes_players_that_always_answer_alike_meet_anew():
+    players = {game.X: FirstEmptyCell(), game.O: FirstEmptyCell()}
+    rng = np.random.default_rng(0)
+    alike = {cli.play_game(players, rng, rules=T3) for _ in range(20)}
+    assert len(alike) == 1  # without an opening: one game, twenty times
+    seen, openings = set(), set()
+    for _ in range(20):
+        moves: list[int] = []
+        seen.add(cli.play_game(players, rng, lambda code, mark, cell, moves=moves:
+                               moves.append(cell), rules=T3, opening=2))
+        openings.add(tuple(moves[:2]))
+        rest = moves[2:]  # after the opening the players play: the first empty cells, in order
+        assert rest == sorted(rest) and rest[0] == min(set(range(9)) - set(moves[:2]))
+    assert len(openings) > 10 and len(seen) > 10
+
+
+def test_arena_opening_is_stated_and_seeded(monkeypatch, capsys):
+    flags = ["arena", "--players", "heuristic,minimax", "--games", "20", "--opening", "3"]
+    code, out, _ = run(flags, monkeypatch, capsys)
+    assert code == 0 and "3 random opening plies" in out.splitlines()[0]
+    assert run(flags, monkeypatch, capsys)[1] == out
+    rows = arena_rows(out)
+    assert all(sum(counts) == 20 for counts in rows.values())
+
+
+@pytest.mark.parametrize("opening", ["-1", "two"])
+def test_arena_opening_must_be_a_non_negative_integer(capsys, opening):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["arena", "--opening", opening])
+    assert exit_info.value.code == 2
+    assert f"expected a non-negative integer, got {opening!r}" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("games", ["0", "-3", "many"])

@@ -91,6 +91,32 @@ def test_the_tables_follow_the_results(tables, tmp_path):
     assert "| training time | 12.3 s |" in table
 
 
+def test_the_elo_table_names_alphazero_by_its_training_and_marks_one_sided_ratings(tables,
+                                                                               tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    rating = {"interval": 80.0, "games": 40, "points": 20.0, "bound": ""}
+    (results / "elo_6x6x4.json").write_text(json.dumps({
+        "training": {"train_seconds": 2700.0, "train_cpu_seconds": 2640.0,
+                     "games_played": 12345},
+        "ratings": [{**rating, "name": "random", "elo": 0.0, "points": 0.0, "bound": "upper"},
+                    {**rating, "name": "alphabeta", "elo": 500.4},
+                    {**rating, "name": "runs/x/model.npz", "elo": 612.0},
+                    {**rating, "name": "runs/x/model.npz:simulations=100", "elo": 900.0,
+                     "interval": None, "points": 40.0, "bound": "lower"}]}))
+    lines = tables.TABLES["elo"](results).splitlines()[2:]
+    assert lines == [
+        "| 6x6x4 | AlphaZero, a search of 100 simulations (45 min of training, 44 of CPU; "
+        "12,345 self-play games) | ≥ 900 | 100% of 40 |",
+        "| 6x6x4 | AlphaZero, raw network (45 min of training, 44 of CPU; 12,345 self-play "
+        "games) | 612 ± 80 | 50% of 40 |",
+        "| 6x6x4 | `alphabeta` | 500 ± 80 | 50% of 40 |",
+        "| 6x6x4 | `random` | ≤ 0 ± 80 | 0% of 40 |"]
+    assert tables.search_tables.elo_rows(results)[0][1:] == [
+        "+400 Elo against `alphabeta` on 6x6x4 after 45 minutes of training, searching 100 "
+        "simulations a move", "`python benchmarks/elo.py --board 6x6x4 --minutes 45`"]
+
+
 @pytest.mark.parametrize("name, option", [("training", "out"), ("q_boards", "out"),
                                           ("q_seeds", "out"), ("self_play", "out"),
                                           ("speed", "json")])

@@ -89,6 +89,13 @@ def _trainer(config: RunConfig, checkpoint: Checkpointer) -> tuple[Trainer, floa
     if config.resume is None:
         return Trainer(config.board, settings_of(config), seed=config.seed), 0.0
     saved = load_state(config.resume / STATE_FILE)
+    rate = config.alphazero.get("learning_rate")  # only a finished run's continuation has one
+    if rate is not None:
+        # Entries from before checkpoints kept the rate: it was the settings' all along.
+        before = saved.trainer.settings.learning_rate
+        saved.curve = [{**entry, "learning_rate": entry.get("learning_rate", before)}
+                       for entry in saved.curve]
+        saved.trainer.set_learning_rate(rate)
     checkpoint.resume(saved.curve, saved.seconds)
     return saved.trainer, saved.seconds
 
@@ -100,7 +107,8 @@ def _saving(trainer: Trainer, checkpoint: Checkpointer, config: RunConfig) -> Ch
 
     def on_eval(policy: Any, games: int) -> bool:
         stop = checkpoint(policy, games, train_seconds=trainer.seconds,
-                          train_cpu_seconds=trainer.cpu_seconds)
+                          train_cpu_seconds=trainer.cpu_seconds,
+                          setting={"learning_rate": trainer.settings.learning_rate})
         if checkpoint.state_file is not None:
             save_state(checkpoint.state_file, trainer, run, checkpoint.seconds,
                        checkpoint.curve)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -79,6 +79,12 @@ class Trainer:
         # The same rounds' CPU time in this process (what a shared machine's wall clock hides;
         # Ray workers count theirs apart); None once resumed from a state that did not keep it.
         self.cpu_seconds: float | None = 0.0
+
+    def set_learning_rate(self, rate: float) -> None:
+        """Train on at ``rate`` (the settings and the optimiser; its moments are kept)."""
+        self.settings = replace(self.settings, learning_rate=rate)  # checked there
+        for group in self.optimizer.param_groups:
+            group["lr"] = rate
 
     @property
     def policy(self) -> AlphaZeroPolicy:

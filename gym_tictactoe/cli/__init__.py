@@ -26,6 +26,7 @@ from gym_tictactoe.cli import play as cli_play
 from gym_tictactoe.cli.arguments import (
     board_arg,
     model_file,
+    non_negative_int,
     player_list,
     player_names,
     positive_int,
@@ -112,6 +113,10 @@ def _add_arena(subparsers: argparse._SubParsersAction) -> None:
     arena.add_argument("--seed", type=seed_arg, default=0,
                        help="seed of the whole tournament, 0 <= seed < 2**32: same seed, same "
                        "table (default: 0)")
+    arena.add_argument("--opening", type=non_negative_int, default=0, metavar="PLIES",
+                       help="the first PLIES moves of every game are random (seeded), so that "
+                       "two players that always answer alike meet in different games, not "
+                       "one game over and over (default: 0)")
     _add_board(arena)
     arena.set_defaults(run=_arena_command)
 
@@ -123,12 +128,14 @@ def _arena_command(args: argparse.Namespace) -> int:
     players = players_for(args.players, args.board, "arena")
     if players is None:
         return 2
-    print(f"arena on {args.board.name}: {args.games} games per pairing, seed {args.seed}\n")
+    opening = f", {args.opening} random opening plies" if args.opening else ""
+    print(f"arena on {args.board.name}: {args.games} games per pairing, seed {args.seed}"
+          f"{opening}\n")
     models = {spec: player for spec, player in zip(args.players, players, strict=True)
               if cli_models.is_model_path(spec)}
     kinds = [cli_models.kind_of(spec) for spec in models]
     with cli_models.one_torch_thread(kinds):
-        rows = arena(args.players, args.games, args.seed, args.board, models)
+        rows = arena(args.players, args.games, args.seed, args.board, models, args.opening)
     width = max(12, *(len(name) for name in args.players))
     print(f"{'X player':<{width}} {'O player':<{width}} {'X wins':>7} {'O wins':>7} {'draws':>7}")
     for x_name, o_name, tally in rows:
@@ -154,24 +161,28 @@ def _print_ratings(players: Sequence[str], rows: list[tuple[str, str, dict]]) ->
 
 
 def arena(players: Sequence[str], games: int, seed: int | None, rules: game.Rules,
-          models: dict[str, Opponent] | None = None) -> list[tuple[str, str, dict]]:
+          models: dict[str, Opponent] | None = None,
+          opening: int = 0) -> list[tuple[str, str, dict]]:
     """(X spec, O spec, {"X": wins, "O": wins, "draw": n}) for every ordered pair of players.
-    ``models``: the players already loaded from model files, by path (loaded once)."""
+    ``models``: the players already loaded from model files, by path (loaded once);
+    ``opening``: random plies at the start of every game."""
     games, seed = check_int(games, "games", 0), check_seed(seed)
+    opening = check_int(opening, "opening", 0)
     rng = np.random.default_rng(seed)  # one stream, pairings in a fixed order: reproducible
-    return [(x, o, pairing(x, o, games, rng, rules, models or {}))
+    return [(x, o, pairing(x, o, games, rng, rules, models or {}, opening))
             for x in players for o in players]
 
 
 def pairing(x_spec: str, o_spec: str, games: int, rng: np.random.Generator,
-            rules: game.Rules, models: dict[str, Opponent]) -> dict[str, int]:
-    """``games`` games of ``x_spec`` as X against ``o_spec`` as O, drawn from ``rng``: how many
-    each side won and how many were drawn."""
+            rules: game.Rules, models: dict[str, Opponent], opening: int = 0) -> dict[str, int]:
+    """``games`` games of ``x_spec`` as X against ``o_spec`` as O, drawn from ``rng`` (the
+    first ``opening`` plies at random): how many each side won and how many were drawn."""
     # Built-ins are parsed afresh per pairing (a mixture keeps per-game state); models are
     # stateless policies.
     players = {mark: models[spec] if spec in models else parse_opponent(spec, rules)
                for mark, spec in ((game.X, x_spec), (game.O, o_spec))}
-    winners = [rules.winner(play_game(players, rng, rules=rules)) for _ in range(games)]
+    winners = [rules.winner(play_game(players, rng, rules=rules, opening=opening))
+               for _ in range(games)]
     return {name: winners.count(mark) for mark, name in RESULTS.items()}
 
 

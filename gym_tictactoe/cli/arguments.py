@@ -102,6 +102,11 @@ def positive_int(text: str, low: int = 1) -> int:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    """An argparse type: an integer of at least 0."""
+    return positive_int(text, low=0)
+
+
 def probability(text: str) -> float:
     """An argparse type: a number in [0, 1] (``starts.check_start_probability``'s rule)."""
     try:

@@ -25,19 +25,25 @@ class Quit(Exception):
 
 def play_game(
     players: dict[int, Opponent], rng: np.random.Generator, on_move: MoveCallback | None = None,
-    *, rules: game.Rules,
+    *, rules: game.Rules, opening: int = 0,
 ) -> game.Position:
     """One game from the empty board between ``players[X]`` and ``players[O]``; the last position.
 
     ``on_move(code, mark, cell)`` is called after every move (the play command shows the board).
+    ``opening``: the first plies are uniformly random legal moves from ``rng`` (the arena's
+    ``--opening``), so that two deterministic players meet in more than one game.
     """
     seats = {mark: as_player(player, rules) for mark, player in players.items()}
     for player in seats.values():
         player.reset(rng)
-    position = new_position(rules)
+    position, ply = new_position(rules), 0
     while not position.terminal:
         mark = position.mark
-        cell = int(seats[mark].move(position, rng))
+        if ply < opening:
+            cell = int(rng.choice(np.flatnonzero(position.mask())))
+        else:
+            cell = int(seats[mark].move(position, rng))
+        ply += 1
         if not (0 <= cell < rules.n_cells and position.play(cell)):
             raise ValueError(f"move {cell!r} is not legal here; legal moves: "
                              f"{np.flatnonzero(position.mask()).tolist()}")
