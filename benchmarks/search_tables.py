@@ -180,7 +180,7 @@ def _elo_player(name: str, training: dict[str, Any]) -> str:
 def elo_rows(results: Path) -> list[list[str]]:
     """The headline's row for the Elo tables: AlphaZero with search against ``alphabeta``, on
     each board rated (none before there is one)."""
-    cells = []
+    cells, simulations = [], set()
     for board in ELO_BOARDS:
         if not (results / f"elo_{board}.json").exists():
             continue
@@ -189,14 +189,13 @@ def elo_rows(results: Path) -> list[list[str]]:
             continue
         elo = {rating["name"]: rating["elo"] for rating in data["ratings"]}
         searched = next(name for name in elo if ".npz:" in name)
-        gap = elo[searched] - elo["alphabeta"]
+        simulations.add(searched.rpartition("=")[2])
         minutes = data["training"]["train_seconds"] / 60
-        simulations = searched.rpartition("=")[2]
-        cells.append((board, f"{gap:+.0f} Elo against `alphabeta` on {board} after "
-                             f"{minutes:.0f} minutes of training, searching {simulations} "
-                             "simulations a move",
+        cells.append((board, f"{elo[searched] - elo['alphabeta']:+.0f} Elo on {board} after "
+                             f"{minutes:.0f} min of training",
                       f"`python benchmarks/elo.py --board {board} --minutes {minutes:.0f}`"))
     if not cells:
         return []
-    return [["AlphaZero against the built-in players, " + " / ".join(c[0] for c in cells),
-             "; ".join(c[1] for c in cells), "; ".join(c[2] for c in cells)]]
+    return [["AlphaZero (search of " + "/".join(sorted(simulations)) + " simulations) against "
+             "`alphabeta`, " + " / ".join(c[0] for c in cells),
+             ", ".join(c[1] for c in cells), "; ".join(c[2] for c in cells)]]

@@ -112,9 +112,10 @@ def test_the_elo_table_names_alphazero_by_its_training_and_marks_one_sided_ratin
         "games) | 612 ± 80 | 50% of 40 |",
         "| 6x6x4 | `alphabeta` | 500 ± 80 | 50% of 40 |",
         "| 6x6x4 | `random` | ≤ 0 ± 80 | 0% of 40 |"]
-    assert tables.search_tables.elo_rows(results)[0][1:] == [
-        "+400 Elo against `alphabeta` on 6x6x4 after 45 minutes of training, searching 100 "
-        "simulations a move", "`python benchmarks/elo.py --board 6x6x4 --minutes 45`"]
+    assert tables.search_tables.elo_rows(results) == [[
+        "AlphaZero (search of 100 simulations) against `alphabeta`, 6x6x4",
+        "+400 Elo on 6x6x4 after 45 min of training",
+        "`python benchmarks/elo.py --board 6x6x4 --minutes 45`"]]
 
 
 @pytest.mark.parametrize("name, option", [("training", "out"), ("q_boards", "out"),
