@@ -39,6 +39,8 @@ BUILT_IN = ("random", "heuristic", "montecarlo", "mcts", "alphabeta")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    from gym_tictactoe.cli.arguments import non_negative_int
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--board", default="6x6x4", help="RxCxK (default: %(default)s)")
     parser.add_argument("--model", type=Path, default=None,
@@ -50,7 +52,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="the searching player's simulations a move (default: %(default)s)")
     parser.add_argument("--games", type=int, default=10,
                         help="games per ordered pairing (default: %(default)s)")
-    parser.add_argument("--opening", type=int, default=2,
+    parser.add_argument("--opening", type=non_negative_int, default=2,
                         help="random plies opening every game (seeded), so that two players "
                              "that always answer alike play different games (default: "
                              "%(default)s)")

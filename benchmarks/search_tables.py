@@ -147,12 +147,7 @@ def elo(results: Path) -> str:
     each player's Elo (random at 0) with its 95% interval and score, strongest first, per board
     present; the AlphaZero rows say how long it trained."""
     rows = []
-    for board in ELO_BOARDS:
-        if not (results / f"elo_{board}.json").exists():  # a run still to be made
-            continue
-        data = json.loads((results / f"elo_{board}.json").read_text())
-        if not data["ratings"]:  # stopped before its last row: no ratings yet
-            continue
+    for board, data in _elo_results(results):
         for rating in sorted(data["ratings"], key=lambda rating: -rating["elo"]):
             mark = {"lower": "≥ ", "upper": "≤ "}.get(rating["bound"], "")
             interval = "" if rating["interval"] is None else f" ± {rating['interval']:.0f}"
@@ -160,6 +155,19 @@ def elo(results: Path) -> str:
                          f"{mark}{rating['elo']:.0f}{interval}",
                          f"{100 * rating['points'] / rating['games']:.0f}% of {rating['games']}"])
     return markdown(["board", "player", "Elo (95% interval)", "score (games)"], rows)
+
+
+def _elo_results(results: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(board, elo.py's JSON) for each board rated: none for a run still to be made, or one
+    stopped before its last row (no ratings yet)."""
+    found = []
+    for board in ELO_BOARDS:
+        path = results / f"elo_{board}.json"
+        if path.exists():
+            data = json.loads(path.read_text())
+            if data["ratings"]:
+                found.append((board, data))
+    return found
 
 
 def _elo_player(name: str, training: dict[str, Any]) -> str:
@@ -181,12 +189,7 @@ def elo_rows(results: Path) -> list[list[str]]:
     """The headline's row for the Elo tables: AlphaZero with search against ``alphabeta``, on
     each board rated (none before there is one)."""
     cells, simulations = [], set()
-    for board in ELO_BOARDS:
-        if not (results / f"elo_{board}.json").exists():
-            continue
-        data = json.loads((results / f"elo_{board}.json").read_text())
-        if not data["ratings"]:
-            continue
+    for board, data in _elo_results(results):
         elo = {rating["name"]: rating["elo"] for rating in data["ratings"]}
         searched = next(name for name in elo if ".npz:" in name)
         simulations.add(searched.rpartition("=")[2])
