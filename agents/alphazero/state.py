@@ -32,7 +32,7 @@ from agents.archives import open_zip
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, check_number
 from gym_tictactoe.files import atomic_path
-from gym_tictactoe.files.npz import Entry, array_entry, read_entry
+from gym_tictactoe.files.npz import Entry, array_entry, check_finite, read_entry
 
 FORMAT = "gym_tictactoe.alphazero-state/1"
 STATE_FILE = "checkpoint.npz"
@@ -179,9 +179,8 @@ def _arrays(archive: Any, header: dict[str, Any], rules: game.Rules,
     arrays = {name: read_entry(archive, name, entry, bad) for name, entry in expected.items()}
     if not np.isin(arrays["boards"], (0, 1, 2)).all():
         raise bad("its replay buffer holds a cell that is not 0, 1 or 2")
-    if not all(np.isfinite(arrays[name]).all() for name in ("weights", "moments", "policies",
-                                                              "outcomes")):
-        raise bad("its arrays hold a value that is not finite")
+    for name in ("weights", "moments", "policies", "outcomes"):
+        check_finite(arrays[name], name, bad)
     return arrays
 
 
