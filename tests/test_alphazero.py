@@ -15,7 +15,7 @@ pytest.importorskip("torch")
 from agents.alphazero import AlphaZeroPolicy, AlphaZeroSettings, PlaySettings, Trainer, files
 from agents.alphazero.network import NetworkSettings, PolicyValueNet
 from agents.alphazero.replay import ReplayBuffer
-from agents.alphazero.search import search
+from agents.alphazero.search import search, tree_bytes
 from agents.alphazero.self_play import choose, play_games
 from gym_tictactoe import evaluation, game
 
@@ -295,7 +295,7 @@ def test_search_answers_in_memory_bounded_batches_alike(monkeypatch):
     boards = np.zeros((5, 9), np.int8)
     boards[np.arange(5), np.arange(5)] = 1
     whole = policy.act_batch(boards, boards == 0)
-    monkeypatch.setattr(module, "SEARCH_BYTES", 17 * 7 * 9 * 2)  # two trees per batch
+    monkeypatch.setattr(module, "SEARCH_BYTES", 2 * tree_bytes(9, 6))  # two trees per batch
     np.testing.assert_array_equal(policy.act_batch(boards, boards == 0), whole)
 
 

@@ -27,7 +27,7 @@ import torch
 from agents.alphazero.files import check_header, read_header
 from agents.alphazero.network import NetworkSettings, build, state_arrays
 from agents.alphazero.self_play import PlaySettings
-from agents.alphazero.training import AlphaZeroSettings, Trainer
+from agents.alphazero.training import AlphaZeroSettings, Trainer, check_memory
 from agents.archives import open_zip
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, check_number
@@ -116,6 +116,7 @@ def load_state(path: str | os.PathLike) -> Saved:
         header = read_header(read_entry(archive, HEADER, _HEADER_ENTRY, bad), bad, FORMAT)
         rules, network, shapes = check_header(header, bad)
         settings = _settings(header, network, bad)
+        _check_memory(rules, settings, bad)
         arrays = _arrays(archive, header, rules, settings, shapes, bad)
     trainer = Trainer(rules, settings, seed=header["run"]["seed"])
     try:
@@ -162,6 +163,15 @@ def _settings(header: dict[str, Any], network: NetworkSettings, bad: Any) -> Alp
     except (TypeError, ValueError, KeyError) as error:
         raise bad(f"its header is wrong: {str(error)[:160]}") from None
     return settings
+
+
+def _check_memory(rules: game.Rules, settings: AlphaZeroSettings, bad: Any) -> None:
+    """The settings' buffer, rounds and batches within their limits, before anything is read
+    or allocated (``training.check_memory``)."""
+    try:
+        check_memory(rules, settings)
+    except ValueError as error:
+        raise bad(f"its settings ask for too much memory: {error}") from None
 
 
 def _arrays(archive: Any, header: dict[str, Any], rules: game.Rules,
