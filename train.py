@@ -23,8 +23,8 @@ from agents.run_arguments import (
     add_q_focus_flags,
     alphazero_settings,
     check_alphazero_flags,
+    check_limits,
     check_q_focus_flags,
-    check_sb3_envs,
     q_focus_of,
     resume_from,
 )
@@ -243,14 +243,7 @@ def parse_args(argv: list[str] | None = None) -> RunConfig:
     check_q_focus_flags(parser, args)
     config = config_of(args)
     try:
-        if config.kind == "alphazero":
-            from agents.alphazero.run import settings_of
-            from agents.alphazero.workers import check_workers
-
-            settings_of(config)  # each setting's bounds and memory, before anything runs
-            if config.workers is not None:
-                check_workers(config.workers, config.ray_address)
-        check_sb3_envs(config)
+        check_limits(config)
         if config.kind == "q":
             config.board.check_solvable("tabular Q-learning (a table of every position)")
             check_q_batch(config)

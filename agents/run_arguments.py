@@ -2,8 +2,8 @@
 budget and checkpoint period in minutes of training time, and ``--resume RUN``, which fills the
 flags from the run it continues and refuses those that contradict it. Each is refused for the
 other algorithms; each value is checked by ``gym_tictactoe.checks`` (its one wording), the upper
-bounds by the settings themselves when ``train.py`` builds them (and the memory they imply:
-``agents.limits``, as SB3's --n-envs: :func:`check_sb3_envs`). Tabular Q's steering flags
+bounds by the settings themselves when ``train.py`` builds them, with the memory they imply
+(``agents.limits``; SB3's --n-envs too: :func:`check_limits`). Tabular Q's steering flags
 (``--focus-share``, ``--back-share``, ``--forget``, ``--alpha-end``, ``--alpha-episodes``:
 ``agents.q_focus``) are here too, refused for the other algorithms.
 """
@@ -182,6 +182,19 @@ def _check_finished(args: argparse.Namespace, run: Path, saved: Any) -> None:
         raise ValueError(f"--resume {run}: that run is finished ({games:,} games, "
                          f"{seconds / 60:.1f} minutes of training): give a larger --episodes "
                          "or --minutes to continue it (into a new run folder)")
+
+
+def check_limits(config: RunConfig) -> None:
+    """AlphaZero's settings (each one's bounds and the memory they imply on the board) and its
+    actors on a local Ray, SB3's --n-envs: a ValueError of one line before anything runs."""
+    if config.kind == "alphazero":
+        from agents.alphazero.run import settings_of
+        from agents.alphazero.workers import check_workers
+
+        settings_of(config)
+        if config.workers is not None:
+            check_workers(config.workers, config.ray_address)
+    check_sb3_envs(config)
 
 
 def check_sb3_envs(config: RunConfig) -> None:
