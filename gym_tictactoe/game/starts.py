@@ -100,9 +100,12 @@ class StartWeights:
             raise ValueError("start weights must be finite numbers >= 0, not all 0; got "
                              f"{weights.min(initial=0.0)} to {largest} (NaN: "
                              f"{np.isnan(weights).any()})")
-        # Scaled to at most 1 first: a sum of weights near the largest float would overflow to
-        # inf and every draw would land on the last position.
-        self.cumulative = np.cumsum(weights / largest)
+        with np.errstate(over="ignore"):
+            self.cumulative = np.cumsum(weights)
+        if not np.isfinite(self.cumulative[-1]):
+            # Weights near the largest float sum to inf, which would send every draw to the
+            # last position: scaled to at most 1 first, they draw in the same proportions.
+            self.cumulative = np.cumsum(weights / largest)
 
     def draw(self, rng: np.random.Generator, size: int) -> npt.NDArray[np.int64]:
         """``size`` codes drawn with probability proportional to their weights."""
