@@ -30,7 +30,7 @@ import numpy.typing as npt
 from gym_tictactoe import game
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import write_json
+from progress import writable, write_json
 
 from gym_tictactoe.players.search import AlphaBetaPlayer
 from gym_tictactoe.players.threats import Geometry, geometry
@@ -159,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer positions and games")
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args(argv)
+    if args.json:
+        writable(args.json, "alphabeta.py")
     results = measure(count=20, games=4) if args.quick else measure()
     print(report(results))
     if args.json:

@@ -30,7 +30,7 @@ import numpy as np
 from gym_tictactoe import game
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import write_json
+from progress import writable, write_json
 
 from gym_tictactoe.players.mcts import MCTSPlayer
 
@@ -137,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer games and simulations")
     parser.add_argument("--out", type=Path, help="also write the numbers to this JSON file")
     args = parser.parse_args(argv)
+    if args.out:
+        writable(args.out, "mcts.py")
     start = time.time()
     results = measure(QUICK if args.quick else BOARDS)
     results["wall_seconds"] = round(time.time() - start, 1)

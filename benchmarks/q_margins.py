@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, writable
+from progress import RUNS, writable, write_json
 
 from gym_tictactoe.cli.arguments import board_arg, probability
 
@@ -102,8 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for rules in args.board:
         rows.append(margins(rules, args.epsilon, args.gamma))
         print(json.dumps(rows[-1]), flush=True)
-    args.out.write_text(json.dumps({"command": " ".join(["python", *sys.argv]), "boards": rows},
-                                   indent=2) + "\n")
+    write_json(args.out, {"command": " ".join(["python", *sys.argv]), "boards": rows})
     return 0
 
 

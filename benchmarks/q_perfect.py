@@ -38,16 +38,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its
 from progress import RUNS, line, writable, write_json
 
 from agents.q_focus import ALPHA_EPISODES
-from gym_tictactoe.cli.arguments import board_arg, positive_int, probability
+from gym_tictactoe.cli.arguments import board_arg, positive_int, probability, seed_arg
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    from agents.run_arguments import checked
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--board", type=board_arg, default="4x4x3", help="RxCxK, at most 16 cells")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed_arg, default=0)
     parser.add_argument("--batch", type=positive_int, default=4096, help="boards at once")
     parser.add_argument("--episodes", type=positive_int, default=200_000_000, help="budget")
-    parser.add_argument("--minutes", type=float, default=20.0, help="wall-time bound")
+    parser.add_argument("--minutes", type=checked(float, 0), default=20.0, help="wall-time bound")
     parser.add_argument("--eval-every", type=positive_int, default=2_000_000)
     parser.add_argument("--start-probability", type=probability, default=None,
                         help="share of exploring starts (default: train.py's)")

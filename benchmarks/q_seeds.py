@@ -24,8 +24,10 @@ from progress import RUNS, seed_runs, train_results, writable, write_json
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    from gym_tictactoe.cli.arguments import seed_arg
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
+    parser.add_argument("--seeds", nargs="+", type=seed_arg, default=[0, 1, 2, 3, 4])
     parser.add_argument("--out", type=Path, default=RUNS / "q_seeds.json",
                         help="results JSON (default: %(default)s)")
     return parser.parse_args(argv)
