@@ -250,3 +250,23 @@ def test_an_output_the_atomic_writer_would_refuse_stops_before_any_work(tmp_path
         _module("q_seeds").main(["--out", str(pipe)])
     assert stop.value.code == 2
     assert "is not a regular file but a named pipe" in capsys.readouterr().err
+
+
+def test_make_bench_stops_before_any_work_when_a_peer_it_installed_is_missing(monkeypatch,
+                                                                              capsys, tmp_path):
+    speed = _module("speed")
+    monkeypatch.setattr(speed, "missing_peers", lambda: ["pgx"])
+    monkeypatch.setattr(speed, "benchmark", lambda *args: pytest.fail("measured anyway"))
+    assert speed.main(["--require-peers", "--json", str(tmp_path / "s.json")]) == 1
+    assert capsys.readouterr().err == ("speed.py: peers not installed: pgx (pip install -e "
+                                       "'.[bench]')\n")
+    assert "--require-peers" in (Path(__file__).parents[1] / "Makefile").read_text()
+
+
+def test_a_target_below_its_floor_is_reported_in_words_not_as_a_failure(capsys):
+    speed = _module("speed")
+    speed.print_targets([{"target": "a", "value": 2.0, "status": "PASS"},
+                         {"target": "b", "value": 0.5, "status": "MISS"},
+                         {"target": "c", "value": None, "status": "SKIP"}], [])
+    out = capsys.readouterr().out
+    assert "MISS" not in out and "below   b" in out and "1 met, 1 below, 1 skipped" in out
