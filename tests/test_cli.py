@@ -525,3 +525,12 @@ def test_an_opening_never_ends_the_game():
                       opening=8)
         assert asked and asked[-1] == len(moves) - 1
 
+
+
+@pytest.mark.parametrize(("board", "phrase"), [
+    ((6, 6, 4), "(c4, d4, c3 and d3 are the centre cells)"),
+    ((5, 6, 4), "(c3 and d3 are the centre cells)"),
+    ((15, 15, 5), "(h8 is the centre)"),
+])
+def test_the_introduction_names_every_centre_cell_of_an_even_board(board, phrase):
+    assert phrase in cli_play.introduction(game.rules(*board))
