@@ -36,7 +36,16 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, board, processes, seed_runs, train_results, writable, write_json
+from progress import (
+    RUNS,
+    board,
+    processes,
+    results_file,
+    seed_runs,
+    train_results,
+    writable,
+    write_json,
+)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -57,7 +66,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="with --speed: also in N Ray actors on a local Ray, for each N")
     parser.add_argument("--rounds", type=positive_int, default=4,
                         help="with --speed: rounds of 64 games timed (default: %(default)s)")
-    parser.add_argument("--out", type=Path, default=None,
+    parser.add_argument("--out", type=results_file, default=None,
                         help="results JSON (default: runs/benchmarks/alphazero.json, with "
                              "--minutes alphazero_BOARD.json)")
     long_runs = parser.add_argument_group("long runs (--minutes)")

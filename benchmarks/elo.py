@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress, writable, write_json
+from progress import RUNS, Progress, results_file, writable, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILT_IN = ("random", "heuristic", "montecarlo", "mcts", "alphabeta")
@@ -67,7 +67,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                              "board's cells - 1, never ending a game (default: %(default)s)")
     parser.add_argument("--resume", type=Path, default=None, metavar="RUN",
                         help="continue an unfinished training run folder first")
-    parser.add_argument("--out", type=Path, default=RUNS / "elo.json",
+    parser.add_argument("--out", type=results_file, default=RUNS / "elo.json",
                         help="results JSON (default: %(default)s)")
     args = parser.parse_args(argv)
     try:

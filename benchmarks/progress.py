@@ -77,6 +77,15 @@ def processes(text: str) -> int:
         raise argparse.ArgumentTypeError(message) from None
 
 
+def results_file(text: str) -> Path:
+    """An argparse type: the path of a results file. A name ending in a slash means a folder:
+    refused, so that ``--out D/`` is not written to a file called ``D``."""
+    if not text or text.endswith(("/", os.sep)):
+        raise argparse.ArgumentTypeError(f"expected the path of a results file, such as "
+                                          f"{text or 'DIR/'}results.json; got {text!r}")
+    return Path(text)
+
+
 def writable(path: Path, program: str) -> Path:
     """``path`` once its folder exists and can be written, before any work is done; else one line
     on stderr and exit 2 (a typo in --out must not cost an hour of measurements)."""

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, line, tabled_board, writable
+from progress import RUNS, line, results_file, tabled_board, writable
 
 from gym_tictactoe.cli.arguments import non_negative_int, positive_int, probability, seed_arg
 
@@ -51,7 +51,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="share of random starts (default: train.py's)")
     parser.add_argument("--speed-episodes", type=non_negative_int, default=20_000,
                         help="episodes per speed measurement (0: skip)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
+    parser.add_argument("--out", type=results_file, default=DEFAULT_OUT,
                         help="results JSON path (default: %(default)s)")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)  # a child's board
     return parser.parse_args(argv)

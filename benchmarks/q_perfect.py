@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, line, writable, write_json
+from progress import RUNS, line, results_file, writable, write_json
 
 from agents.q_focus import ALPHA_EPISODES
 from gym_tictactoe.cli.arguments import board_arg, positive_int, probability, seed_arg
@@ -75,7 +75,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="over this many episodes (with --alpha-end)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="a QLearningConfig hyper-parameter, e.g. epsilon_end=0.5")
-    parser.add_argument("--out", type=Path, default=None,
+    parser.add_argument("--out", type=results_file, default=None,
                         help="results JSON, rewritten at every checkpoint (default: "
                              "runs/benchmarks/q_perfect_BOARD_seedSEED.json)")
     args = parser.parse_args(argv)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, seed_runs, train_results, writable, write_json
+from progress import RUNS, results_file, seed_runs, train_results, writable, write_json
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -28,7 +28,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", nargs="+", type=seed_arg, default=[0, 1, 2, 3, 4])
-    parser.add_argument("--out", type=Path, default=RUNS / "q_seeds.json",
+    parser.add_argument("--out", type=results_file, default=RUNS / "q_seeds.json",
                         help="results JSON (default: %(default)s)")
     return parser.parse_args(argv)
 

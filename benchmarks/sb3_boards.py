@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress, train_results, writable, write_json
+from progress import RUNS, Progress, results_file, train_results, writable, write_json
 from progress import board as board_name
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +43,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="budget per run (default: %(default)s)")
     parser.add_argument("--eval-every", type=positive_int, default=1_000_000,
                         help="timesteps between exact evaluations (default: %(default)s)")
-    parser.add_argument("--out", type=Path, default=RUNS / "sb3_boards.json",
+    parser.add_argument("--out", type=results_file, default=RUNS / "sb3_boards.json",
                         help="results JSON (default: %(default)s)")
     return parser.parse_args(argv)
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress, writable, write_json
+from progress import RUNS, Progress, results_file, writable, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -56,7 +56,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=seed_arg, default=0)
     parser.add_argument("--timesteps", type=positive_int, default=1_000_000,
                         help="budget per run (default: %(default)s)")
-    parser.add_argument("--out", type=Path, default=RUNS / "sb3_variants.json",
+    parser.add_argument("--out", type=results_file, default=RUNS / "sb3_variants.json",
                         help="results JSON (default: %(default)s)")
     parser.add_argument("--append", action="store_true",
                         help="keep the runs already in --out (a variant and board run again "

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import writable
+from progress import results_file, writable
 
 from gym_tictactoe import game
 from gym_tictactoe.cli import models as cli_models
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--boards", nargs="+", type=board_arg,
                         default=[game.rules(3, 3, 3), game.rules(4, 4, 3)])
     parser.add_argument("--players", nargs="+", type=player_spec, default=list(PLAYERS))
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--out", type=results_file, default=DEFAULT_OUT)
     parser.add_argument("--cache", type=Path, default=None, metavar="DIR",
                         help="keep a built-in player's moves in DIR as they are found, so a "
                         "stopped run resumes there (the CPU time reported is every sitting's)")

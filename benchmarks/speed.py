@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its
 import alphabeta
 import boards as other_boards
 import pettingzoo_speed
-from progress import RUNS, Progress, writable
+from progress import RUNS, Progress, results_file, writable
 
 Play = Callable[[], int]  # one unit of work, returning what it counted (moves, timesteps)
 # The module each contender needs beyond gym-tictactoe's own dependencies (checked, not installed)
@@ -67,7 +67,7 @@ VERSIONS = ("gymnasium", "numpy", "torch", "stable-baselines3", "sb3-contrib", "
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="shorter runs, fewer rounds")
-    parser.add_argument("--json", type=Path, default=RUNS / "speed.json",
+    parser.add_argument("--json", type=results_file, default=RUNS / "speed.json",
                         help="where the numbers go as JSON (default: %(default)s)")
     parser.add_argument("--require-peers", action="store_true",
                         help="stop before any work (exit 1) if a peer's package is missing")

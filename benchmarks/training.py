@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress, processes, writable
+from progress import RUNS, Progress, processes, results_file, writable
 
 from agents import sb3
 from agents.numerics import REPRODUCIBLE, numerics
@@ -88,7 +88,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--eval-every", type=positive_int, default=10_000, help="timesteps between "
                         "exact evaluations (the resolution of the figures)")
     parser.add_argument("--jobs", type=processes, default=1, help="runs at once (one per core)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
+    parser.add_argument("--out", type=results_file, default=DEFAULT_OUT,
                         help="results JSON path (default: %(default)s)")
     parser.add_argument("--native-kernels", action="store_true",
                         help="the CPU's own torch and MKL kernels: faster, but the timesteps "

@@ -214,6 +214,9 @@ def test_the_default_q_run_reproduces_its_committed_figure(tmp_path):
     ("training", ["--seeds", "0", "-1"], "argument --seeds: expected a seed"),
     ("training", ["--timesteps", "-5"], "argument --timesteps: expected a positive integer"),
     ("q_seeds", ["--seeds", "-1"], "argument --seeds: expected a seed"),
+    ("q_seeds", ["--out", "D/"], "argument --out: expected the path of a results file, such as "
+                                 "D/results.json; got 'D/'"),
+    ("speed", ["--json", "runs/"], "argument --json: expected the path of a results file"),
     ("q_boards", ["--boards", "5x5x4"], "needs a board of at most 16 cells; the 5x5x4 board"),
     ("q_boards", ["--episodes", "-5"], "argument --episodes: expected a positive integer"),
     ("q_boards", ["--seed", "-1"], "argument --seed: expected a seed"),
