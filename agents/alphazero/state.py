@@ -120,7 +120,7 @@ def load_state(path: str | os.PathLike) -> Saved:
     trainer = Trainer(rules, settings, seed=header["run"]["seed"])
     try:
         _restore(trainer, header, arrays, shapes)
-    except (TypeError, ValueError, KeyError, RuntimeError) as error:
+    except (TypeError, ValueError, KeyError, RuntimeError, OverflowError) as error:
         raise bad(f"its state does not restore ({str(error).splitlines()[0][:120]})") from None
     return Saved(trainer, header["run"], header["seconds"], header["curve"])
 
@@ -182,7 +182,16 @@ def _arrays(archive: Any, header: dict[str, Any], rules: game.Rules,
     if not all(np.isfinite(arrays[name]).all() for name in ("weights", "moments", "policies",
                                                               "outcomes")):
         raise bad("its arrays hold a value that is not finite")
+    _check_samples(arrays["policies"], arrays["outcomes"], bad)
     return arrays
+
+
+def _check_samples(policies: np.ndarray, outcomes: np.ndarray, bad: Any) -> None:
+    """Training targets: finite but wild ones would make every later loss NaN."""
+    if (policies < 0).any() or not np.allclose(policies.sum(axis=1), 1.0, atol=1e-3):
+        raise bad("its replay buffer holds a policy that is not a probability distribution")
+    if (np.abs(outcomes) > 1).any():
+        raise bad("its replay buffer holds an outcome outside [-1, 1]")
 
 
 def _restore(trainer: Trainer, header: dict[str, Any], arrays: dict[str, np.ndarray],
