@@ -37,16 +37,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from fuzz_targets import TARGETS, attempt
+from fuzz_targets import TARGETS, attempt, known
 from mutants import mutants
 from progress import writable, write_json
 
 HANG_STATUS = 124  # a worker's exit status when a load outlived --seconds
-# Escapes that an open issue already names: (kind or None for any, text in the escape).
-KNOWN = ((None, "itemsize cannot be zero", "issue 29 item 10"),
-         ("alphazero", "a non-finite weight", "issue 29 item 1"))
-
-
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--targets", nargs="+", choices=list(TARGETS), default=list(TARGETS))
@@ -65,11 +60,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if not 0 <= args.seed < 2**32:
         parser.error("--seed must be from 0 to 4,294,967,295")
     return args
-
-
-def known(target: str, detail: str) -> str | None:
-    return next((issue for kind, text, issue in KNOWN
-                 if kind in (None, target) and text in detail), None)
 
 
 def fuzz_target(args: argparse.Namespace, target: str) -> dict[str, Any]:

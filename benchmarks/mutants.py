@@ -81,7 +81,8 @@ def write_members(members: Members, method: int | None = None) -> bytes:
         warnings.simplefilter("ignore")  # zipfile's "Duplicate name"
         for info, content in members:
             archive.writestr(info.filename, content,
-                             info.compress_type if method is None else method)
+                             info.compress_type if method is None else method,
+                             compresslevel=1)  # fast: what it compresses matters, not how well
     return out.getvalue()
 
 
