@@ -112,9 +112,17 @@ def _make_sb3(folder: Path) -> Any:
     return sb3_files.save_model(model, folder / "sb3.zip")
 
 
+def _load_sb3(path: Path) -> Any:
+    from agents.sb3_files import read_model
+
+    # load_policy reads the file with read_model, keeping the network alone: read the rest too
+    return (*_load_policy(path), read_model(path))
+
+
 def _check_sb3(loaded: Any, original: Any) -> None:
-    policy, kind = loaded
+    policy, kind, model = loaded
     assert kind == "maskable-ppo", kind
+    _finite_fields([model.marker, model.data])  # the settings that playing does not use
     _finite_module(policy.network)
     _legal_moves(policy)
 
@@ -211,7 +219,7 @@ def _check_cache(loaded: Any, original: Any) -> None:
 
 TARGETS = {target.name: target for target in (
     Target("q", "q.npz", _make_q, _load_policy, _check_q),
-    Target("sb3", "sb3.zip", _make_sb3, _load_policy, _check_sb3),
+    Target("sb3", "sb3.zip", _make_sb3, _load_sb3, _check_sb3),
     Target("alphazero", "alphazero.npz", _make_alphazero, _load_policy, _check_alphazero),
     Target("checkpoint", "checkpoint.npz", _make_checkpoint, _load_checkpoint,
            _check_checkpoint),

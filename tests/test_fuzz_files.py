@@ -176,3 +176,29 @@ def test_a_checkpoint_with_wild_training_targets_is_refused(fuzz, tmp_path, memb
     members[index] = (members[index][0], content[:128] + array.tobytes())
     outcome, detail = attempt(fuzz, "checkpoint", fuzz.mutants.write_members(members), tmp_path)
     assert outcome == "refused" and problem in detail, detail
+
+
+def test_a_checkpoint_whose_header_holds_nan_is_refused(fuzz, tmp_path):
+    """The learning curve went unchecked, and into results.json, as NaN."""
+    pytest.importorskip("torch")
+    data = original(fuzz, "checkpoint", tmp_path)[2]
+    mutant = with_json(fuzz, data, "state.npy",
+                       lambda header: header["curve"][0].update(episodes=float("nan")))
+    outcome, detail = attempt(fuzz, "checkpoint", mutant, tmp_path)
+    assert outcome == "refused" and "a number that is not finite" in detail, detail
+
+
+@pytest.mark.parametrize(("member", "key", "value"), [
+    ("data", "num_timesteps", float("nan")), ("data", "gamma", float("-inf")),
+    ("gym_tictactoe.json", "clip_range", float("inf"))])
+def test_an_sb3_file_with_a_non_finite_setting_is_refused(fuzz, tmp_path, member, key, value):
+    """Playing never reads most settings, but a model file holds finite numbers only."""
+    data = original(fuzz, "sb3", tmp_path)[2]
+    members = fuzz.mutants.read_members(data)
+    index = next(i for i, (info, _) in enumerate(members) if info.filename == member)
+    document = json.loads(members[index][1])
+    assert key in document
+    document[key] = value
+    members[index] = (members[index][0], json.dumps(document).encode())
+    outcome, detail = attempt(fuzz, "sb3", fuzz.mutants.write_members(members), tmp_path)
+    assert outcome == "refused" and "is not a finite number" in detail, detail

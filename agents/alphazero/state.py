@@ -141,6 +141,10 @@ def read_progress(path: str | os.PathLike) -> dict[str, Any]:
 
 def _settings(header: dict[str, Any], network: NetworkSettings, bad: Any) -> AlphaZeroSettings:
     """The header's AlphaZero settings and the rest of its fields, checked."""
+    try:  # the learning curve, for one, is copied into results.json as it stands
+        json.dumps(header, allow_nan=False)
+    except ValueError:
+        raise bad("its header holds a number that is not finite (NaN or infinity)") from None
     try:
         given = dict(header["settings"])
         play = PlaySettings(**given.pop("play"))
