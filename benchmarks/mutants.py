@@ -157,7 +157,7 @@ def _is_npy(name: str, content: bytes) -> bool:
     return content.startswith(b"\x93NUMPY")
 
 
-def _npy_parts(content: bytes) -> tuple[dict[str, Any], bytes]:
+def npy_parts(content: bytes) -> tuple[dict[str, Any], bytes]:
     """An .npy member's header fields and its data bytes (the header is trusted: it is ours
     until a mutator writes it)."""
     stream = io.BytesIO(content)
@@ -179,7 +179,7 @@ def npy(fields: dict[str, Any], body: bytes) -> bytes:
 
 
 def _is_string(name: str, content: bytes) -> bool:
-    return _is_npy(name, content) and _npy_parts(content)[0]["descr"][1] == "U"
+    return _is_npy(name, content) and npy_parts(content)[0]["descr"][1] == "U"
 
 
 def _edit_header(data: bytes, rng: np.random.Generator, edit: Callable[[dict, Any], None],
@@ -190,7 +190,7 @@ def _edit_header(data: bytes, rng: np.random.Generator, edit: Callable[[dict, An
     index = _pick(members, rng, _is_npy) if index is None else index
     if index is None:  # no .npy in this file: a member's bytes instead
         return inner(data, rng)
-    fields, body = _npy_parts(members[index][1])
+    fields, body = npy_parts(members[index][1])
     edit(fields, rng)
     members[index] = (members[index][0], npy(fields, body))
     return write_members(members)
@@ -253,8 +253,8 @@ def non_finite(data: bytes, rng: np.random.Generator) -> bytes:
     -inf or 1e308; where there is none, an integer array stored as float64 with them."""
     members = read_members(data)
     floats = _pick(members, rng, lambda name, content: _is_npy(name, content)
-                   and _npy_parts(content)[0]["descr"][1] == "f"
-                   and np.prod(_npy_parts(content)[0]["shape"]) > 0)
+                   and npy_parts(content)[0]["descr"][1] == "f"
+                   and np.prod(npy_parts(content)[0]["shape"]) > 0)
     torch = _pick(members, rng, lambda name, content: content.startswith(b"PK\x03\x04") and any(
         _float_record(info.filename, record) for info, record in read_members(content)))
     if floats is None and torch is not None:
@@ -266,8 +266,8 @@ def non_finite(data: bytes, rng: np.random.Generator) -> bytes:
         return write_members(members)
     index = floats if floats is not None else _pick(
         members, rng, lambda name, content: _is_npy(name, content)
-        and _npy_parts(content)[0]["descr"][1] in "iub")
-    fields, body = _npy_parts(members[index][1])
+        and npy_parts(content)[0]["descr"][1] in "iub")
+    fields, body = npy_parts(members[index][1])
     array = np.frombuffer(body, fields["descr"], count=int(np.prod(fields["shape"])))
     array = _spoil(array.astype(array.dtype if fields["descr"][1] == "f" else "<f8"), rng)
     fields["descr"] = np.lib.format.dtype_to_descr(array.dtype)
@@ -279,7 +279,7 @@ def _json_of(name: str, content: bytes) -> Any:
     """The JSON object a member holds (raw, or as an .npy string), or None."""
     try:
         if _is_npy(name, content):
-            fields, body = _npy_parts(content)
+            fields, body = npy_parts(content)
             if fields["descr"][1] != "U" or fields["shape"] != ():
                 return None
             content = np.frombuffer(body, fields["descr"], count=1)[0].encode()

@@ -132,8 +132,8 @@ def with_json(fuzz: SimpleNamespace, data: bytes, member: str, edit) -> bytes:
     """``data`` with the JSON string array ``member`` changed by ``edit(document)``."""
     members = fuzz.mutants.read_members(data)
     index = next(i for i, (info, _) in enumerate(members) if info.filename == member)
-    document = json.loads(str(np.frombuffer(members[index][1][128:], "<U1").tobytes()
-                              .decode("utf-32-le")))
+    fields, body = fuzz.mutants.npy_parts(members[index][1])
+    document = json.loads(str(np.frombuffer(body, fields["descr"], count=1)[0]))
     edit(document)
     array = np.array(json.dumps(document))
     fields = {"descr": array.dtype.str, "fortran_order": False, "shape": ()}
@@ -170,10 +170,10 @@ def test_a_checkpoint_with_wild_training_targets_is_refused(fuzz, tmp_path, memb
     data = original(fuzz, "checkpoint", tmp_path)[2]
     members = fuzz.mutants.read_members(data)
     index = next(i for i, (info, _) in enumerate(members) if info.filename == f"{member}.npy")
-    content = members[index][1]
-    array = np.frombuffer(content[128:], "<f4").copy()
-    array[0] = value
-    members[index] = (members[index][0], content[:128] + array.tobytes())
+    fields, body = fuzz.mutants.npy_parts(members[index][1])
+    array = np.frombuffer(body, fields["descr"]).copy()
+    array.flat[0] = value
+    members[index] = (members[index][0], fuzz.mutants.npy(fields, array.tobytes()))
     outcome, detail = attempt(fuzz, "checkpoint", fuzz.mutants.write_members(members), tmp_path)
     assert outcome == "refused" and problem in detail, detail
 
