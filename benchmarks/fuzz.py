@@ -16,7 +16,7 @@ memory cap (``--memory-mib`` above what loading the original took; a MemoryError
 ``--seconds`` alarm per mutant (a hang escapes); a process that dies is an escape too, and the
 next one goes on after the mutant that killed it. Prints progress and every escape; the exit
 status is 1 when anything escaped. The JSON (only with ``--out``) holds the counts per kind and
-mutator and every escape, tagged with the issue that knows it.
+mutator and every escape.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from fuzz_targets import TARGETS, attempt, known
+from fuzz_targets import TARGETS, attempt
 from mutants import mutants
 from progress import writable, write_json
 
@@ -103,11 +103,9 @@ def tally(record: dict[str, Any], target: str, outcomes: Counter[str],
     outcomes[record["outcome"]] += 1
     by_mutator.setdefault(record["mutator"], Counter())[record["outcome"]] += 1
     if record["outcome"] == "escaped":
-        issue = known(target, record["detail"])
-        escapes.append({**{k: record[k] for k in ("index", "mutator", "detail")},
-                        "known": issue})
+        escapes.append({k: record[k] for k in ("index", "mutator", "detail")})
         print(f"  ESCAPED {target} #{record['index']} ({record['mutator']}): "
-              f"{record['detail'][:200]}{f' [{issue}]' if issue else ''}", flush=True)
+              f"{record['detail'][:200]}", flush=True)
 
 
 def work(args: argparse.Namespace) -> int:

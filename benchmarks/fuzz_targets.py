@@ -229,17 +229,6 @@ TARGETS = {target.name: target for target in (
 )}
 
 
-# Escapes an open issue already names: (the kind, None for any; text in the escape; the issue).
-KNOWN = ((None, "itemsize cannot be zero", "issue 29 item 10"),
-         ("alphazero", "a non-finite weight", "issue 29 item 1"))
-
-
-def known(target: str, detail: str) -> str | None:
-    """The issue that names an escape of ``target`` described by ``detail``, if any."""
-    return next((issue for kind, text, issue in KNOWN
-                 if kind in (None, target) and text in detail), None)
-
-
 def attempt(target: Target, path: Path, original: Any) -> tuple[str, str]:
     """Load ``path``: ``("loaded", "")``, ``("refused", the message)`` or ``("escaped", what
     happened)``; a hang or an allocation is the caller's to bound."""

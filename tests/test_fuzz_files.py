@@ -5,8 +5,8 @@ damaged bytes and members, .npy headers of other shapes and dtypes, NaN, inf and
 arrays and JSON fields). Each must be refused in one line by its loader or load into something
 usable (``benchmarks/fuzz_targets.py``), without a warning, a hang (an alarm) or Python
 allocations beyond ``PEAK_BYTES`` (tracemalloc); the benchmark runs 1,000 of each under a
-memory cap. Two kinds of mutant still escape on main and have tests of their own, marked
-``xfail`` until their fix: issue 29 items 1 and 10. Also the fixes the fuzz led to.
+memory cap. Two kinds of mutant that escaped until issue 29 have tests of their own (items 1
+and 10), as have the escapes the fuzz itself found.
 """
 
 from __future__ import annotations
@@ -29,11 +29,6 @@ SEED = 29  # not the benchmark's 0: the tests and the benchmark cover different 
 COUNTS = {"q": 30, "sb3": 30, "alphazero": 40, "checkpoint": 40, "cache": 60}
 PEAK_BYTES = 64 * 2**20  # the originals: a 1.4 MB Q-table twice, a few KB for the others
 HANG_SECONDS = 30
-ITEM_1 = pytest.mark.xfail(strict=True, reason="issue 29 item 1: AlphaZero models with NaN or "
-                                               "infinite weights load; fixed on branch limits")
-ITEM_10 = pytest.mark.xfail(strict=True, reason="issue 29 item 10: dtype '<U0' is refused "
-                                                "naming neither file nor entry; fixed on branch "
-                                                "limits")
 
 
 @pytest.fixture(scope="module")
@@ -98,8 +93,7 @@ def test_every_mutant_is_refused_in_one_line_or_loads_usable(fuzz, tmp_path, nam
         outcome, detail = attempt(fuzz, name, mutant, tmp_path)
         seen[outcome] += 1
         seen[mutator] += 1
-        # Those an open issue names are tested below (xfail); drop this with their marks.
-        if outcome == "escaped" and not fuzz.targets.known(name, detail):
+        if outcome == "escaped":
             escapes.append(f"#{index} ({mutator}): {detail}")
     assert escapes == []
     # The mutants reach both answers, and the values: non-finite payloads are among them.
@@ -107,7 +101,6 @@ def test_every_mutant_is_refused_in_one_line_or_loads_usable(fuzz, tmp_path, nam
     assert seen["non_finite"] + seen["json_non_finite"] >= 3 or name == "alphazero", seen
 
 
-@ITEM_1
 def test_an_alphazero_model_with_non_finite_weights_is_refused(fuzz, tmp_path):
     data, rng = original(fuzz, "alphazero", tmp_path)[2], np.random.default_rng(SEED)
     outcomes = [attempt(fuzz, "alphazero", fuzz.mutants.non_finite(data, rng), tmp_path)
@@ -115,8 +108,7 @@ def test_an_alphazero_model_with_non_finite_weights_is_refused(fuzz, tmp_path):
     assert [outcome for outcome, _ in outcomes] == ["refused"] * 6, outcomes
 
 
-@pytest.mark.parametrize("name", [pytest.param(name, marks=ITEM_10)
-                                  for name in ("q", "alphazero", "checkpoint")] + ["cache"])
+@pytest.mark.parametrize("name", ["q", "alphazero", "checkpoint", "cache"])
 def test_a_string_of_dtype_u0_is_refused_in_one_line(fuzz, tmp_path, name):
     """For the models and checkpoint the line names the file (the cache's caller names it)."""
     data, rng = original(fuzz, name, tmp_path)[2], np.random.default_rng(SEED)
