@@ -36,11 +36,13 @@ def fuzz() -> SimpleNamespace:
     """benchmarks/mutants.py and fuzz_targets.py, imported as the benchmark imports them."""
     sys.path.insert(0, str(BENCHMARKS))
     try:
+        import fuzz as benchmark
         import fuzz_targets
         import mutants
     finally:
-        sys.path.remove(str(BENCHMARKS))
-    return SimpleNamespace(targets=fuzz_targets, mutants=mutants, made={})
+        while str(BENCHMARKS) in sys.path:  # fuzz.py adds it too, as every benchmark does
+            sys.path.remove(str(BENCHMARKS))
+    return SimpleNamespace(benchmark=benchmark, targets=fuzz_targets, mutants=mutants, made={})
 
 
 def original(fuzz: SimpleNamespace, name: str, folder: Path) -> tuple:
@@ -99,6 +101,18 @@ def test_every_mutant_is_refused_in_one_line_or_loads_usable(fuzz, tmp_path, nam
     # The mutants reach both answers, and the values: non-finite payloads are among them.
     assert seen["refused"] >= COUNTS[name] // 2 and seen["loaded"] >= 1, seen
     assert seen["non_finite"] + seen["json_non_finite"] >= 3 or name == "alphazero", seen
+
+
+def test_the_benchmark_loads_each_mutant_in_a_worker_and_writes_only_where_told(fuzz, tmp_path,
+                                                                              capsys):
+    out = tmp_path / "fuzz.json"
+    assert fuzz.benchmark.main(["--targets", "cache", "--count", "12", "--out", str(out)]) == 0
+    found = json.loads(out.read_text())["targets"]["cache"]
+    assert found["mutants"] == sum(found["outcomes"].values()) == 12 and found["escapes"] == []
+    assert capsys.readouterr().out.splitlines()[-2:] == ["0 of 12 mutants escaped",
+                                                         f"results written to {out}"]
+    with pytest.raises(SystemExit):
+        fuzz.benchmark.main(["--count", "0"])
 
 
 def test_an_alphazero_model_with_non_finite_weights_is_refused(fuzz, tmp_path):
