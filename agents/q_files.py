@@ -183,6 +183,7 @@ def _rng_state(arrays: dict[str, npt.NDArray], path: Path) -> dict:
         state = json.loads(str(arrays["rng"]))
         probe = np.random.default_rng()
         probe.bit_generator.state = state  # validates it without touching the agent's
-    except (json.JSONDecodeError, RecursionError, TypeError, ValueError, KeyError) as error:
+    except (json.JSONDecodeError, RecursionError, TypeError, ValueError, KeyError,
+            OverflowError) as error:  # OverflowError: a number beyond the state's 64 bits
         raise _bad_file(path, f"bad generator state ({error})") from None
     return state

@@ -233,10 +233,15 @@ def _check_members(archive: zipfile.ZipFile, path: Path) -> dict[str, zipfile.Zi
 def _json(archive: zipfile.ZipFile, name: str, path: Path) -> Any:
     raw = read_member(archive, name, MEMBER_BYTES[name], partial(_not_ours, path))
     try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        return json.loads(raw.decode("utf-8"), parse_constant=_not_finite)
+    except (ValueError, RecursionError) as error:  # UnicodeDecodeError, JSONDecodeError too
         raise ValueError(f"{path}: member {name!r} is not JSON ({one_line(error)}): "
                          f"{EXPECTED}") from None
+
+
+def _not_finite(constant: str) -> None:
+    """Python's json reads NaN and Infinity, which JSON has not: no setting of ours is one."""
+    raise ValueError(f"{constant} is not a finite number")
 
 
 def _check_settings(marker: dict[str, Any], data: dict[str, Any], n_cells: int,

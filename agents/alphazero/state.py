@@ -121,7 +121,7 @@ def load_state(path: str | os.PathLike) -> Saved:
     trainer = Trainer(rules, settings, seed=header["run"]["seed"])
     try:
         _restore(trainer, header, arrays, shapes)
-    except (TypeError, ValueError, KeyError, RuntimeError) as error:
+    except (TypeError, ValueError, KeyError, RuntimeError, OverflowError) as error:
         raise bad(f"its state does not restore ({str(error).splitlines()[0][:120]})") from None
     return Saved(trainer, header["run"], header["seconds"], header["curve"])
 
@@ -142,6 +142,10 @@ def read_progress(path: str | os.PathLike) -> dict[str, Any]:
 
 def _settings(header: dict[str, Any], network: NetworkSettings, bad: Any) -> AlphaZeroSettings:
     """The header's AlphaZero settings and the rest of its fields, checked."""
+    try:  # the learning curve, for one, is copied into results.json as it stands
+        json.dumps(header, allow_nan=False)
+    except ValueError:
+        raise bad("its header holds a number that is not finite (NaN or infinity)") from None
     try:
         given = dict(header["settings"])
         play = PlaySettings(**given.pop("play"))
@@ -191,7 +195,16 @@ def _arrays(archive: Any, header: dict[str, Any], rules: game.Rules,
         raise bad("its replay buffer holds a cell that is not 0, 1 or 2")
     for name in ("weights", "moments", "policies", "outcomes"):
         check_finite(arrays[name], name, bad)
+    _check_samples(arrays["policies"], arrays["outcomes"], bad)
     return arrays
+
+
+def _check_samples(policies: np.ndarray, outcomes: np.ndarray, bad: Any) -> None:
+    """Training targets: finite but wild ones would make every later loss NaN."""
+    if (policies < 0).any() or not np.allclose(policies.sum(axis=1), 1.0, atol=1e-3):
+        raise bad("its replay buffer holds a policy that is not a probability distribution")
+    if (np.abs(outcomes) > 1).any():
+        raise bad("its replay buffer holds an outcome outside [-1, 1]")
 
 
 def _restore(trainer: Trainer, header: dict[str, Any], arrays: dict[str, np.ndarray],
