@@ -59,8 +59,14 @@ The game ends when a side completes a line, the board is full, or (under
 ``illegal_action="lose"``) an agent makes an illegal move: an occupied cell or anything that
 is not a cell number. Both agents are then terminated and each must ``step(None)`` once, as the
 AEC API has it (``agent_iter`` stops after the second). No truncation: a game lasts at most
-``rows * cols`` moves. ``infos[agent]`` is ``{}`` during play and ``{"winner": "X", "O" or
-None}`` at the end, plus ``"illegal_action": True`` for an agent that lost by an illegal move.
+``rows * cols`` moves.
+
+### Information
+
+``infos[agent]`` has the same two keys from ``reset`` on, each always of one type and never
+``None`` (replay buffers such as Tianshou's store them as arrays): ``winner``, ``"X"`` or ``"O"``
+once a side has won and ``""`` while nobody has (``""`` at the end: a draw), and
+``illegal_action``, True for the agent that lost by an illegal move.
 
 ### Arguments
 
@@ -101,7 +107,7 @@ from gymnasium.utils import EzPickle
 from gym_tictactoe import game
 from gym_tictactoe.checks import shown
 from gym_tictactoe.envs import rendering
-from gym_tictactoe.envs.options import ILLEGAL_ACTIONS, check_choice
+from gym_tictactoe.envs.options import ILLEGAL_ACTIONS, WINNER_NAMES, check_choice
 from gym_tictactoe.extras import MissingExtra
 from gym_tictactoe.game.positions import Position, as_cell, new_position
 from gym_tictactoe.seeding import check_seed
@@ -131,6 +137,11 @@ PLANES = np.array([[[0, 0], [1, 0], [0, 1]], [[0, 0], [0, 1], [1, 0]]], dtype=np
 SIDE = {"player_1": PLANES[0], "player_2": PLANES[1]}
 RENDER_MODES = ("human", "ansi", "rgb_array")
 ENV_ID = "gym_tictactoe/TicTacToe-v0"  # in PettingZoo's registry (1.27 and later)
+
+
+def _info(winner: int) -> dict[str, Any]:
+    """An agent's info: who has won (``""``: nobody yet, or a draw), no illegal move."""
+    return {"winner": WINNER_NAMES[winner], "illegal_action": False}
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -200,7 +211,7 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
         self.terminations = dict.fromkeys(AGENTS, False)
         self.truncations = dict.fromkeys(AGENTS, False)
-        self.infos = {agent: {} for agent in AGENTS}
+        self.infos = {agent: _info(game.NO_WINNER) for agent in AGENTS}
         self.agent_selection, self._skip_agent_selection = AGENTS[0], None
         if self._position is None:
             self._position = new_position(self.rules)
@@ -250,7 +261,7 @@ class raw_env(AECEnv, EzPickle):
         self._done = True
         for agent in AGENTS:
             self.terminations[agent] = True
-            self.infos[agent] = {"winner": game.MARK_NAMES.get(winner)}
+            self.infos[agent] = _info(winner)
         if illegal_by is not None:
             # Only the mover pays: the other gets 0, as under PettingZoo's TerminateIllegalWrapper.
             self.rewards[illegal_by] = -1.0
