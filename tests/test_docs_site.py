@@ -16,7 +16,7 @@ pytest.importorskip("mkdocs", reason='the docs extra: pip install ".[docs]"')
 pytest.importorskip("mkdocstrings", reason='the docs extra: pip install ".[docs]"')
 
 REPO = Path(__file__).resolve().parents[1]
-HREF = re.compile(r'href="([^"#?]*)[^"]*"')
+HREF = re.compile(r'href="([^"#?]*)(?:#([^"?]*))?[^"]*"')
 
 
 @pytest.fixture(scope="module")
@@ -32,16 +32,18 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_every_link_of_the_site_opened_from_disk_leads_to_a_file(site: Path) -> None:
+def test_every_link_of_the_site_opened_from_disk_leads_to_a_file_and_section(site: Path) -> None:
     # 404.html is for a web server only (its links are absolute).
     pages = sorted(page for page in site.glob("*.html") if page.name != "404.html")
     assert len(pages) > 10 and (site / "index.html").is_file()
     for page in pages:
-        for link in HREF.findall(page.read_text(encoding="utf-8")):
-            if not link or "://" in link or link.startswith("mailto:"):
+        for link, anchor in HREF.findall(page.read_text(encoding="utf-8")):
+            if "://" in link or link.startswith("mailto:"):
                 continue
-            target = (page.parent / link).resolve()
+            target = (page.parent / link).resolve() if link else page
             assert target.is_file(), f"{page.name} links to {link!r}, which is no file"
+            if anchor and target.suffix == ".html":  # a section of a page: it is there
+                assert f'id="{anchor}"' in target.read_text(encoding="utf-8"), (page.name, anchor)
 
 
 def test_the_reference_renders_the_env_docstring_lists_as_lists(site: Path) -> None:
