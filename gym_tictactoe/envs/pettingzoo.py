@@ -63,10 +63,11 @@ AEC API has it (``agent_iter`` stops after the second). No truncation: a game la
 
 ### Information
 
-``infos[agent]`` has the same two keys from ``reset`` on, each always of one type and never
-``None`` (replay buffers such as Tianshou's store them as arrays): ``winner``, ``"X"`` or ``"O"``
-once a side has won and ``""`` while nobody has (``""`` at the end: a draw), and
-``illegal_action``, True for the agent that lost by an illegal move.
+``infos[agent]`` has the same two keys from ``reset`` on, each always a number of one type
+(Tianshou's replay buffer stores infos as arrays, TorchRL's ``PettingZooWrapper`` as tensors):
+``winner``, an int in the vector env's codes, 1 once X (``player_1``) has won, 2 once O
+(``player_2``) has, 0 while nobody has (0 at the end: a draw), and ``illegal_action``, True for
+the agent that lost by an illegal move.
 
 ### Arguments
 
@@ -107,7 +108,7 @@ from gymnasium.utils import EzPickle
 from gym_tictactoe import game
 from gym_tictactoe.checks import shown
 from gym_tictactoe.envs import rendering
-from gym_tictactoe.envs.options import ILLEGAL_ACTIONS, WINNER_NAMES, check_choice
+from gym_tictactoe.envs.options import ILLEGAL_ACTIONS, check_choice
 from gym_tictactoe.extras import MissingExtra
 from gym_tictactoe.game.positions import Position, as_cell, new_position
 from gym_tictactoe.seeding import check_seed
@@ -140,8 +141,9 @@ ENV_ID = "gym_tictactoe/TicTacToe-v0"  # in PettingZoo's registry (1.27 and late
 
 
 def _info(winner: int) -> dict[str, Any]:
-    """An agent's info: who has won (``""``: nobody yet, or a draw), no illegal move."""
-    return {"winner": WINNER_NAMES[winner], "illegal_action": False}
+    """An agent's info: who has won (0: nobody yet, or a draw), no illegal move. Numbers only:
+    TorchRL's PettingZooWrapper makes a tensor of every info value."""
+    return {"winner": int(winner), "illegal_action": False}
 
 
 def env(**kwargs: Any) -> AECEnv:

@@ -1,10 +1,10 @@
 """# Tic-tac-toe and every m,n,k-game, two agents (PettingZoo Parallel API)
 
-The two-agent game of ``gym_tictactoe.envs.pettingzoo`` for
-libraries that take PettingZoo's Parallel
-API (Sample Factory, AgileRL's multi-agent algorithms, TorchRL's ``PettingZooWrapper`` with
-``parallel=True``): every ``step`` takes a dict of actions, one per live agent, and returns dicts
-of observations, rewards, terminations, truncations and infos. It needs the ``multiagent`` extra.
+The two-agent game of ``gym_tictactoe.envs.pettingzoo`` for libraries that take PettingZoo's
+Parallel API (Sample Factory, AgileRL's multi-agent algorithms; TorchRL's ``PettingZooWrapper``
+takes the AEC env instead, as it makes tensors of the infos and ``active_agent`` is a string):
+every ``step`` takes a dict of actions, one per live agent, and returns dicts of observations,
+rewards, terminations, truncations and infos. It needs the ``multiagent`` extra.
 
 | Import             | `from gym_tictactoe.envs.pettingzoo import parallel_env`      |
 |--------------------|----------------------------------------------------------|
@@ -26,8 +26,8 @@ well, and infos that are fresh dicts each step.
 
 The step that ends the game (a line, a full board, or an illegal move under
 ``illegal_action="lose"``) returns both agents terminated with their rewards (+1 / -1, 0 / 0, or
--1 for the illegal mover and 0 for the other) and ``infos[agent]["winner"]`` (``"X"``,
-``"O"``, or ``""`` for a draw); ``agents`` is then empty, and the next ``step`` is a
+-1 for the illegal mover and 0 for the other) and ``infos[agent]["winner"]`` (1 X, 2 O, 0
+a draw, as in the AEC env); ``agents`` is then empty, and the next ``step`` is a
 ``RuntimeError`` saying to call ``reset()``. No truncation. Every info has the same keys on
 every step: ``active_agent``, ``winner`` and ``illegal_action``.
 
