@@ -25,7 +25,7 @@ import numpy.typing as npt
 from agents.archives import MAX_FILE_BYTES, check_compression, open_zip
 from gym_tictactoe import game
 from gym_tictactoe.files import atomic_path, open_regular
-from gym_tictactoe.files.npz import Entry, _header, array_entry, describe, read_entry
+from gym_tictactoe.files.npz import Entry, _header, array_entry, check_finite, describe, read_entry
 
 FORMAT = "gym_tictactoe.q_learning/1"
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first entry, or an empty zip
@@ -164,8 +164,8 @@ def _config(arrays: dict[str, npt.NDArray], path: Path, make_config: Callable[..
 
 def _table(arrays: dict[str, npt.NDArray], key: str, path: Path) -> npt.NDArray:
     table = arrays[key]  # shape and dtype checked on reading
-    if key == "q" and not np.isfinite(table).all():
-        raise _bad_file(path, "'q' holds non-finite values")
+    if key == "q":
+        check_finite(table, key, partial(_bad_file, path))
     if key == "visits" and ((table < 0) | (table > MAX_COUNT)).any():
         raise _bad_file(path, f"'visits' must be counts from 0 to {MAX_COUNT:,}")
     return table

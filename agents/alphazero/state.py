@@ -27,12 +27,12 @@ import torch
 from agents.alphazero.files import check_header, read_header
 from agents.alphazero.network import NetworkSettings, build, state_arrays
 from agents.alphazero.self_play import PlaySettings
-from agents.alphazero.training import AlphaZeroSettings, Trainer
+from agents.alphazero.training import AlphaZeroSettings, Trainer, check_memory
 from agents.archives import open_zip
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, check_number
 from gym_tictactoe.files import atomic_path
-from gym_tictactoe.files.npz import Entry, array_entry, read_entry
+from gym_tictactoe.files.npz import Entry, array_entry, check_finite, read_entry
 
 FORMAT = "gym_tictactoe.alphazero-state/1"
 STATE_FILE = "checkpoint.npz"
@@ -116,6 +116,7 @@ def load_state(path: str | os.PathLike) -> Saved:
         header = read_header(read_entry(archive, HEADER, _HEADER_ENTRY, bad), bad, FORMAT)
         rules, network, shapes = check_header(header, bad)
         settings = _settings(header, network, bad)
+        _check_memory(rules, settings, bad)
         arrays = _arrays(archive, header, rules, settings, shapes, bad)
     trainer = Trainer(rules, settings, seed=header["run"]["seed"])
     try:
@@ -164,6 +165,15 @@ def _settings(header: dict[str, Any], network: NetworkSettings, bad: Any) -> Alp
     return settings
 
 
+def _check_memory(rules: game.Rules, settings: AlphaZeroSettings, bad: Any) -> None:
+    """The settings' buffer, rounds and batches within their limits, before anything is read
+    or allocated (``training.check_memory``)."""
+    try:
+        check_memory(rules, settings)
+    except ValueError as error:
+        raise bad(f"its settings ask for too much memory: {error}") from None
+
+
 def _arrays(archive: Any, header: dict[str, Any], rules: game.Rules,
             settings: AlphaZeroSettings, shapes: dict[str, tuple[int, ...]],
             bad: Any) -> dict[str, np.ndarray]:
@@ -179,9 +189,8 @@ def _arrays(archive: Any, header: dict[str, Any], rules: game.Rules,
     arrays = {name: read_entry(archive, name, entry, bad) for name, entry in expected.items()}
     if not np.isin(arrays["boards"], (0, 1, 2)).all():
         raise bad("its replay buffer holds a cell that is not 0, 1 or 2")
-    if not all(np.isfinite(arrays[name]).all() for name in ("weights", "moments", "policies",
-                                                              "outcomes")):
-        raise bad("its arrays hold a value that is not finite")
+    for name in ("weights", "moments", "policies", "outcomes"):
+        check_finite(arrays[name], name, bad)
     return arrays
 
 
