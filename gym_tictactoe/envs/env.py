@@ -139,7 +139,9 @@ class TicTacToeEnv(SharedOptions, gym.Env[npt.NDArray[np.int8], int]):
     ## Version History
     * v0: initial version; ``rows``, ``cols`` and ``win_length`` added without changing 3x3;
       ``start`` and ``start_probability`` added, the default (``"empty"``) unchanged;
-      ``cell_size`` added, pictures framed and scaled with the board, the last move marked.
+      ``cell_size`` added, pictures framed and scaled with the board, the last move marked;
+      every info key on every step (``winner`` ``""`` where it was missing or None,
+      ``opponent_action`` -1 where it was missing, ``illegal_action`` False).
     """
 
     metadata = {"render_modes": RenderModes(["human", "ansi", "rgb_array"]), "render_fps": 4}

@@ -93,7 +93,8 @@ rule, and vanishes under ``python -O``) has anything to do.
 
 ### Version History
 
-* v0: initial version (gym-tictactoe 0.1.0).
+* v0: initial version (gym-tictactoe 0.1.0); infos hold ``winner`` (an int code, was ``"X"``,
+  ``"O"`` or None at the end only) and ``illegal_action`` from ``reset`` on.
 """
 
 from __future__ import annotations
