@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from commands import recorded
 from speed_table import markdown, ratio
 
 
@@ -196,7 +197,7 @@ def elo_rows(results: Path) -> list[list[str]]:
         minutes = data["training"]["train_seconds"] / 60
         cells.append((board, f"{elo[searched] - elo['alphabeta']:+.0f} Elo on {board} after "
                              f"{minutes:.0f} min of training",
-                      f"`python benchmarks/elo.py --board {board} --minutes {minutes:.0f}`"))
+                      recorded(data)))
     if not cells:
         return []
     return [["AlphaZero (search of " + "/".join(sorted(simulations)) + " simulations) against "

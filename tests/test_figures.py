@@ -55,6 +55,31 @@ def test_the_front_page_summary_is_generated_too(tables):
         assert "<!-- table: headline -->" in text and summary in text
 
 
+def test_the_front_page_states_each_figure_and_the_command_its_file_records(tables):
+    summary = tables.headline(tables.RESULTS)
+    # PPO seed 1 was perfect at 260,032 timesteps: "within 260k" was not true.
+    assert "| perfect after 60,000\N{EN DASH}260,032 timesteps |" in summary
+    elo = tables.load(tables.RESULTS, "elo_6x6x4.json")["command"]
+    assert elo.startswith("python benchmarks/elo.py --board 6x6x4 --model ")
+    assert f"`{elo.partition(' --out ')[0]}`" in summary
+    aimed = ("`python benchmarks/q_perfect.py --board 4x4x3 --seed S --eval-every 2000000 "
+             "--minutes 14/9/9 --focus-share 0.5 --back-share 0.2 --alpha-end 0.01 "
+             "--alpha-episodes 40000000`")
+    assert aimed in summary and "`python benchmarks/q_perfect.py` |" not in summary
+
+
+def test_recorded_commands_merge_per_seed_and_keep_apart_what_differs():
+    recorded = _module("commands").recorded
+    runs = [{"command": "python b.py --board 4x4x3 --minutes 14 --out /tmp/a.json"},
+            {"command": "python b.py --board 4x4x3 --seed 1 --minutes 9 --out x.json"}]
+    assert recorded(*runs) == "`python b.py --board 4x4x3 --seed S --minutes 14/9`"
+    assert recorded(runs[0]) == "`python b.py --board 4x4x3 --minutes 14`"
+    other = {"command": "python b.py --board 4x4x3 --seed 2 --minutes 9 --forget"}
+    assert recorded(runs[1], other) == ("`python b.py --board 4x4x3 --seed 1 --minutes 9`; "
+                                        "`python b.py --board 4x4x3 --seed 2 --minutes 9 "
+                                        "--forget`")
+
+
 def test_every_measured_table_in_the_docs_is_inside_markers(tables):
     """A table typed outside the markers would escape the check above."""
     outside = tables.MARKER.sub("", tables.DOCS.read_text())
@@ -97,6 +122,7 @@ def test_the_elo_table_names_alphazero_by_its_training_and_marks_one_sided_ratin
     results.mkdir()
     rating = {"interval": 80.0, "games": 40, "points": 20.0, "bound": ""}
     (results / "elo_6x6x4.json").write_text(json.dumps({
+        "command": "python benchmarks/elo.py --board 6x6x4 --minutes 45 --out elo.json",
         "training": {"train_seconds": 2700.0, "train_cpu_seconds": 2640.0,
                      "games_played": 12345},
         "ratings": [{**rating, "name": "random", "elo": 0.0, "points": 0.0, "bound": "upper"},

@@ -21,6 +21,7 @@ import gym_tictactoe  # noqa: F401  (registers TicTacToe-v0)
 from gym_tictactoe import game
 from gym_tictactoe.envs import rendering
 from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.envs.options import WINNER_NAMES
 from gym_tictactoe.envs.vector import TicTacToeVectorEnv, memory_needed, vectorize_opponent
 from gym_tictactoe.game import solver, starts
 from gym_tictactoe.players import heuristic
@@ -62,16 +63,16 @@ def batch_singles(steps: list[Step]) -> Step:
     """Single-env (obs, reward, terminated, truncated, info) tuples laid out as the vector env
     lays out its own results."""
     obs, rewards, terminated, truncated, infos = zip(*steps, strict=True)
-    opponent = np.array([i.get("opponent_action", -1) for i in infos], dtype=np.int8)
-    illegal = np.array([i.get("illegal_action", False) for i in infos])
+    opponent = np.array([i["opponent_action"] for i in infos], dtype=np.int8)
+    illegal = np.array([i["illegal_action"] for i in infos])
     info = {
         "action_mask": np.stack([i["action_mask"] for i in infos]),
         "agent_mark": np.array([game.MARKS[i["agent_mark"]] for i in infos], dtype=np.int8),
         "board": np.stack([i["board"] for i in infos]),
         "opponent_action": opponent,
-        "_opponent_action": np.array(["opponent_action" in i for i in infos]),
-        "winner": np.array([game.MARKS.get(i.get("winner"), 0) for i in infos], dtype=np.int8),
-        "_winner": np.array(["winner" in i for i in infos]),
+        "_opponent_action": opponent != -1,
+        "winner": np.array([WINNER_NAMES.index(i["winner"]) for i in infos], dtype=np.int8),
+        "_winner": np.array(terminated),
         "illegal_action": illegal,
         "_illegal_action": illegal.copy(),
     }
