@@ -135,7 +135,7 @@ def add_output_flags(parser: argparse.ArgumentParser) -> None:
                         help="final games per opponent and seat (default: 200)")
     parser.add_argument("--out", type=Path, default=None, help="output root (runs)")
     parser.add_argument("--name", default=None, help="run folder name before its number _N "
-                        "(default: ALGO[-BOARD]-seedSEED)")
+                        "(default: ALGO[-BOARD][-self-play]-seedSEED)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
@@ -245,7 +245,7 @@ def parse_args(argv: list[str] | None = None) -> RunConfig:
 
             settings_of(config)  # each setting's own bounds, checked before anything runs
         if config.kind == "q":
-            config.board.check_solvable("tabular Q-learning (a table of every position)")
+            check_q_board(config.board)
             check_q_batch(config)
         mix = config.self_play.mix if config.self_play else None
         parse_opponent(mix or ("random" if args.opponent in (None, "self") else args.opponent),
@@ -255,6 +255,16 @@ def parse_args(argv: list[str] | None = None) -> RunConfig:
     except ValueError as error:
         parser.error(str(error))
     return config
+
+
+def check_q_board(board: game.Rules) -> None:
+    """A ValueError naming the algorithms that do train on ``board`` when tabular Q-learning
+    cannot (a table of every position fits boards of at most ``game.SOLVED_CELLS`` cells)."""
+    if not board.solvable:
+        others = ", ".join(algo for algo in ALGOS if algo != "q")
+        raise ValueError(f"tabular Q-learning (a table of every position) needs a board of at "
+                         f"most {game.SOLVED_CELLS} cells; {board.name} has {board.n_cells}: "
+                         f"train there with --algo {others}")
 
 
 def check_q_batch(config: RunConfig) -> None:

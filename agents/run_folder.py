@@ -49,6 +49,9 @@ def check_stem(stem: str) -> str:
     """``stem`` if it can name run folders; else a ValueError saying what is allowed."""
     if not stem or Path(stem).name != stem or stem in (".", ".."):
         raise ValueError(f"--name must be a plain folder name; got {stem!r}")
+    if not stem.isprintable():  # a newline or an escape sequence would garble every listing
+        raise ValueError(f"--name must be printable: no control characters such as a newline "
+                         f"or an escape; got {stem!r}")
     size = len(os.fsencode(stem))
     if size > STEM_MAX:
         raise ValueError(f"--name is {size} bytes long; a folder name has at most {NAME_MAX}, "

@@ -4,6 +4,7 @@ every N minutes of training time, AlphaZero's settings as flags, and their bad i
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -236,6 +237,21 @@ def test_resume_refuses_a_folder_that_is_no_alphazero_run(tmp_path, capsys):
     files.save(tmp_path / "m_1" / STATE_FILE, Trainer(game.TICTACTOE, SMALL).net, game.TICTACTOE)
     assert "not an AlphaZero training state: it holds" in usage_error(
         capsys, ["--resume", str(tmp_path / "m_1")])
+
+
+@pytest.mark.parametrize("make, what", [
+    (os.mkfifo, "a named pipe (FIFO)"),
+    (os.mkdir, "a folder"),
+    (lambda path: path.symlink_to(path.parent.parent / "elsewhere.npz"), "a symbolic link"),
+])
+def test_resume_says_what_stands_in_place_of_the_checkpoint(tmp_path, capsys, make, what):
+    folder = tmp_path / "alphazero-seed0_1"
+    folder.mkdir()
+    (tmp_path / "elsewhere.npz").write_bytes(b"")
+    make(folder / STATE_FILE)
+    line = usage_error(capsys, ["--resume", str(folder)])
+    assert line.endswith(f"--resume {folder}: its {STATE_FILE} is {what}, not a regular file: "
+                         "train.py saves a regular file there at each checkpoint")
 
 
 @pytest.mark.parametrize("flags, message", [

@@ -143,7 +143,10 @@ def test_q_learning_on_a_board_too_big_to_tabulate_is_a_usage_error(tmp_path):
                            "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "tabular Q-learning (a table of every position)" in done.stderr
+    assert ("tabular Q-learning (a table of every position) needs a board of at most 16 cells; "
+            "6x6x4 has 36: train there with --algo maskable-ppo, ppo, dqn, alphazero"
+            in done.stderr)
+    assert "alphabeta" not in done.stderr  # once it named an opponent, not a way to train
     assert not list(tmp_path.iterdir())
 
 

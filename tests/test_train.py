@@ -87,7 +87,8 @@ def test_tabular_self_play_run_records_its_pool(tmp_path):
     done = run_train("--opponent", "self", "--episodes", "2000", "--refresh-every", "500",
                      "--mix", "minimax", "--seed", "3", "--games", "10", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    results = check_run(tmp_path / "q-seed3_1", "model.npz", "episodes")
+    assert [p.name for p in tmp_path.iterdir()] == ["q-self-play-seed3_1"]  # named apart
+    results = check_run(tmp_path / "q-self-play-seed3_1", "model.npz", "episodes")
     assert results["config"]["opponent"] == "self"
     assert results["config"]["self_play"] == {
         "pool": 5, "refresh_every": 500, "mix": "minimax", "mix_share": 0.2,
@@ -109,7 +110,8 @@ def test_self_play_starts_from_snapshot_files_of_its_own_board_only(tmp_path):
                      "--refresh-every", "500", "--seed", "3", "--games", "10",
                      "--out", str(tmp_path / "r"))
     assert done.returncode == 0, done.stderr
-    config = json.loads((tmp_path / "r" / "q-seed3_1" / "results.json").read_text())["config"]
+    run = tmp_path / "r" / "q-self-play-seed3_1"
+    config = json.loads((run / "results.json").read_text())["config"]
     assert config["self_play"]["snapshot_files"] == [str(small)]
     assert config["self_play"]["snapshots_taken"] == 3  # the file, then two of its own
 
@@ -169,6 +171,9 @@ def test_env_options_follow_the_flags(tmp_path):
         (["--name", "n" * 300], "--name is 300 bytes long; a folder name has at most 255, and the "
          "run number and temporary name need 26 of them: at most 229"),
         (["--name", ".."], "--name must be a plain folder name"),
+        (["--name", "run\x1b[31mred"], "--name must be printable: no control characters such "
+         "as a newline or an escape; got 'run\\x1b[31mred'"),
+        (["--name", "two\nlines"], "--name must be printable"),
         (["--out", "/no/such/folder/runs"], "its parent folder /no/such/folder does not exist"),
     ],
 )
