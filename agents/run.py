@@ -63,6 +63,7 @@ class Checkpointer:
         self.curve: list[dict[str, Any]] = []
         self.start = time.perf_counter()
         self.state_file: Path | None = None  # where a trainer that can resume saves its state
+        self.folder: RunFolder | None = None  # the run folder state_file is in
         # Tabular Q with --focus-share or --alpha-end: an ``agents.q_focus.Steering``, given
         # each exact checkpoint's moves table (set by train_q once its vector env exists).
         self.steer: Callable[[Any, Any, int], dict[str, Any]] | None = None
@@ -71,6 +72,11 @@ class Checkpointer:
         """Continue a resumed run's ``curve`` and its clock from the ``seconds`` it had run."""
         self.curve = list(curve)
         self.start = time.perf_counter() - seconds
+
+    def writing(self, what: str) -> contextlib.AbstractContextManager:
+        """Where the trainer saves its state: an OSError (a full disk) as the run folder's
+        one-line OutputError, as for the run's other files."""
+        return contextlib.nullcontext() if self.folder is None else self.folder.writing(what)
 
     @property
     def seconds(self) -> float:
@@ -250,7 +256,7 @@ def _run(config: RunConfig, folder: RunFolder, pool: Any) -> Path:
     start = time.perf_counter()
     checkpoint = Checkpointer(config, announcer(config))
     if config.kind == "alphazero":
-        checkpoint.state_file = _state_file(folder)
+        checkpoint.state_file, checkpoint.folder = _state_file(folder), folder
     trained = TRAINERS[config.kind](config, checkpoint, pool)
     start -= trained.seconds_before  # a resumed run's earlier sittings
     train_seconds = time.perf_counter() - start

@@ -106,6 +106,32 @@ def test_a_run_that_is_training_cannot_be_resumed_by_a_second_process(tmp_path, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["alphazero-seed0_1"]
 
 
+@pytest.mark.parametrize("full_at", [1, 2])
+def test_a_full_disk_at_a_checkpoint_is_one_line_exit_3_and_keeps_the_last_one(
+        tmp_path, monkeypatch, capsys, full_at):
+    import errno
+
+    real, writes = np.savez, []
+
+    def savez(file, *args, **kwargs):
+        writes.append(file)
+        if len(writes) == full_at:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(file, *args, **kwargs)
+
+    monkeypatch.setattr("agents.alphazero.state.np.savez", savez)
+    out = tmp_path / "runs"
+    assert train.main([*FLAGS, "--episodes", "16", "--out", str(out)]) == 3
+    assert capsys.readouterr().err.splitlines() == [
+        f"train.py: error: cannot write {STATE_FILE} for the run in {out}: "
+        "No space left on device"]
+    if full_at == 1:  # nothing of the run could be resumed: nothing of it is left
+        assert not out.exists()
+    else:  # the first checkpoint stays, whole, for --resume
+        assert [p.name for p in run_folder(out).iterdir()] == [STATE_FILE]
+        assert load_state(run_folder(out) / STATE_FILE).trainer.games == 4
+
+
 def test_a_finished_run_continues_into_a_new_folder_only_with_a_larger_budget(tmp_path,
                                                                                capsys):
     assert train.main([*FLAGS, "--episodes", "4", "--out", str(tmp_path)]) == 0

@@ -110,8 +110,9 @@ def _saving(trainer: Trainer, checkpoint: Checkpointer, config: RunConfig) -> Ch
                           train_cpu_seconds=trainer.cpu_seconds,
                           setting={"learning_rate": trainer.settings.learning_rate})
         if checkpoint.state_file is not None:
-            save_state(checkpoint.state_file, trainer, run, checkpoint.seconds,
-                       checkpoint.curve)
+            with checkpoint.writing(STATE_FILE):
+                save_state(checkpoint.state_file, trainer, run, checkpoint.seconds,
+                           checkpoint.curve)
         return stop
 
     return on_eval
