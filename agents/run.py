@@ -169,7 +169,7 @@ def q_batch(config: RunConfig) -> int:
 def train_sb3(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trained:
     """An SB3 algorithm (against ``pool`` in self-play) with SB3's own progress bar."""
     from agents import sb3
-    from agents.run_sb3 import checkpoint_callback
+    from agents.run_sb3 import checkpoint_callback, progress_callback, timesteps_trained
     from agents.sb3_files import save_model
     from gym_tictactoe.seeding import check_seed
 
@@ -186,9 +186,16 @@ def train_sb3(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> 
 
         callbacks.append(snapshot_callback(pool, config.self_play.refresh_every, algo,
                                            canonical))
-    with sb3.torch_threads(1):
-        model.learn(config.timesteps, callback=callbacks, progress_bar=config.progress)
-    settings = {"timesteps": config.timesteps, "n_envs": n_envs, "env_options": options,
+    total = timesteps_trained(model, config.timesteps, announce=print)
+    bar = progress_callback(total) if config.progress else None
+    try:
+        with sb3.torch_threads(1):
+            model.learn(config.timesteps, callback=[*callbacks, *([bar] if bar else [])])
+    finally:  # Ctrl-C too: an open rich bar would complain at interpreter exit
+        if bar is not None:
+            bar.close()
+    settings = {"timesteps": config.timesteps, "timesteps_trained": model.num_timesteps,
+                "n_envs": n_envs, "env_options": options,
                 "hyperparameters": sb3.HYPERPARAMETERS[algo]}
     if pool is not None:
         settings["self_play"] = config.self_play.settings(pool.added)
@@ -223,14 +230,14 @@ def snapshot_pool(config: RunConfig) -> Any:
 
 
 def announcer(config: RunConfig) -> Announce | None:
-    """How to say that a checkpoint runs on boards over 12 cells (seconds each, the progress bar
-    standing still meanwhile): a line above the bar (tqdm's, or SB3's rich one, which passes
-    printed lines through), or None on smaller boards, where it takes milliseconds."""
-    if config.board.tabled:
-        return None
+    """How to say that a checkpoint runs and what it found: without a progress bar, printed
+    lines (on every board: the only sign of life of a run that takes minutes); with one, on
+    boards over 12 cells (seconds each, the bar standing still meanwhile), a line above the bar
+    (tqdm's, or SB3's rich one, which passes printed lines through); else None, the bar alone
+    (checkpoints take milliseconds)."""
     if not config.progress:
         return partial(print, flush=True)
-    return write_above_bar
+    return None if config.board.tabled else write_above_bar
 
 
 def write_above_bar(text: str) -> None:

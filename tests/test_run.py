@@ -176,6 +176,77 @@ def test_an_sb3_agent_trains_and_reports_on_6x6x4_by_seeded_games(tmp_path):
     assert (folder / "model.zip").is_file()
 
 
+def test_sb3_says_once_that_it_rounds_the_budget_up_and_checkpoints_once_past_it(tmp_path,
+                                                                                 capsys):
+    pytest.importorskip("sb3_contrib")
+    assert train_main_sb3("maskable-ppo", "--timesteps", "300", "--out", str(tmp_path)) == 0
+    out = capsys.readouterr().out
+    assert out.count("SB3 collects 128 timesteps at a time (2 envs of 64 steps): this run "
+                     "trains 384 timesteps, --timesteps 300 rounded up") == 1
+    # 3x3 without a progress bar: each checkpoint is a line, the only sign of life
+    assert "exact evaluation at 100 timesteps (3x3x3)…" in out
+    results = json.loads((tmp_path / "maskable-ppo-seed0_1" / "results.json").read_text())
+    assert results["config"]["timesteps_trained"] == 384
+    assert [e["timesteps"] for e in results["learning_curve"]] == [100, 200, 384]
+
+
+def train_main_sb3(algo: str, *args: str) -> int:
+    from train import main
+
+    return main(["--algo", algo, "--n-envs", "2", "--eval-every", "100", "--games", "1",
+                 "--no-progress", *args])
+
+
+def test_the_sb3_progress_bar_counts_to_what_is_trained_and_closes(monkeypatch):
+    pytest.importorskip("sb3_contrib")
+    from stable_baselines3.common import callbacks
+
+    from agents import sb3
+    from agents.run_sb3 import progress_callback, timesteps_trained
+
+    bars = []
+
+    class Bar:  # the rich bar's counting, without a terminal
+        def __init__(self, total):
+            self.total, self.n, self.closed = total, 0, False
+            bars.append(self)
+
+        def update(self, count):
+            self.n += count
+
+        def refresh(self):
+            pass
+
+        def close(self):
+            self.closed = True
+
+    monkeypatch.setattr(callbacks, "tqdm", Bar)
+    model = sb3.build_model("dqn", sb3.make_training_env("dqn", 3, seed=0), seed=0)
+    assert timesteps_trained(model, 100) == 102  # whole steps of 3 envs
+    bar = progress_callback(102)
+    model.learn(100, callback=bar)
+    assert (bars[0].n, bars[0].total, bars[0].closed) == (102, 102, True)
+    maskable = sb3.build_model("maskable-ppo", sb3.make_training_env("maskable-ppo", 2, seed=0))
+    assert timesteps_trained(maskable, 30_000) == 30_080  # whole rollouts of 2 x 64
+    stopped = progress_callback(384)
+    with pytest.raises(KeyboardInterrupt):
+        maskable.learn(300, callback=[stopped, _interrupt_after(3)])
+    stopped.close()  # as train_sb3 does on any way out: no bar left open at exit
+    assert bars[1].closed and bars[1].n == 6
+
+
+def _interrupt_after(steps: int):
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class Interrupt(BaseCallback):
+        def _on_step(self) -> bool:
+            if self.n_calls >= steps:
+                raise KeyboardInterrupt
+            return True
+
+    return Interrupt()
+
+
 def test_the_curve_names_board_and_algorithm_marks_perfect_play_and_keeps_its_legend_aside():
     import matplotlib
 

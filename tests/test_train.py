@@ -335,3 +335,6 @@ def test_the_announcer_writes_above_the_progress_bar_on_big_boards_only(tmp_path
     monkeypatch.undo()
     plain = announcer(parse_args(["--board", "1x13x4", "--no-progress", "--out", str(tmp_path)]))
     assert plain.func is print
+    # Without a bar, on 3x3 too: a DQN run there was silent for minutes.
+    assert announcer(parse_args(["--algo", "dqn", "--no-progress", "--out", str(tmp_path)])
+                     ).func is print
