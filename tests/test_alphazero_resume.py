@@ -54,7 +54,8 @@ def run_folder(out):
     return out / "alphazero-seed0_1"
 
 
-def test_train_py_resumes_an_interrupted_run_into_the_same_folder(tmp_path, monkeypatch):
+def test_train_py_resumes_an_interrupted_run_into_the_same_folder(tmp_path, monkeypatch,
+                                                                  capsys):
     assert train.main([*FLAGS, "--episodes", "16", "--out", str(tmp_path / "whole")]) == 0
     real = az_run.save_state
 
@@ -64,9 +65,12 @@ def test_train_py_resumes_an_interrupted_run_into_the_same_folder(tmp_path, monk
             raise KeyboardInterrupt  # as Ctrl-C (or a kill) after the second checkpoint
 
     monkeypatch.setattr(az_run, "save_state", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        train.main([*FLAGS, "--episodes", "16", "--out", str(tmp_path / "cut")])
+    capsys.readouterr()
+    assert train.main([*FLAGS, "--episodes", "16", "--out", str(tmp_path / "cut")]) == 130
     folder = run_folder(tmp_path / "cut")
+    assert capsys.readouterr().err.strip().splitlines() == [  # one line, where to go on
+        f"Interrupted: {folder} keeps its last checkpoint; train.py --resume {folder} "
+        "continues the run."]
     assert [p.name for p in folder.iterdir()] == [STATE_FILE]  # an unfinished run
     monkeypatch.setattr(az_run, "save_state", real)
     assert train.main(["--resume", str(folder), "--no-progress"]) == 0
@@ -92,7 +96,7 @@ def test_a_run_that_is_training_cannot_be_resumed_by_a_second_process(tmp_path, 
     def second_process(path, trainer, *args):
         real(path, trainer, *args)
         if trainer.games == 4:  # the first run, fresh, has saved a checkpoint and trains on
-            assert (path.parent / LOCK).exists()
+            os.unlink(path.parent / LOCK)  # the lock holds whatever happens to its file
             refused.append(train.main(["--resume", str(path.parent), "--no-progress"]))
 
     monkeypatch.setattr(az_run, "save_state", second_process)
@@ -130,6 +134,12 @@ def test_a_full_disk_at_a_checkpoint_is_one_line_exit_3_and_keeps_the_last_one(
     else:  # the first checkpoint stays, whole, for --resume
         assert [p.name for p in run_folder(out).iterdir()] == [STATE_FILE]
         assert load_state(run_folder(out) / STATE_FILE).trainer.games == 4
+
+
+def test_the_run_folder_knows_the_state_file_by_name():
+    from agents.run_folder import STATE
+
+    assert STATE == STATE_FILE
 
 
 def test_a_finished_run_continues_into_a_new_folder_only_with_a_larger_budget(tmp_path,

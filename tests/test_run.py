@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from agents.run_folder import RunFolder, latest_run_id, remove_stale, run_folders
+from agents.run_folder import (
+    LOCK,
+    STATE,
+    RunFolder,
+    latest_run_id,
+    remove_stale,
+    run_folders,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--no-progress", "--episodes", "300", "--eval-every", "100", "--games", "2"]
@@ -136,6 +143,56 @@ def test_a_later_run_removes_the_temporary_folders_of_dead_writers_only(tmp_path
         (folder / "model.npz").write_text("half")
     assert remove_stale(tmp_path, "q-seed0") == [dead]
     assert not dead.exists() and alive.is_dir()
+
+
+def test_a_run_folder_stays_locked_when_its_lock_file_is_deleted(tmp_path):
+    first = RunFolder.create(tmp_path, "x")
+    final = first.reserve()
+    first.lock()
+    assert (final / LOCK).read_text() == f"{os.getpid()}\n"  # shows who holds it
+    os.unlink(final / LOCK)
+    with pytest.raises(ValueError, match="is being trained by another process now"):
+        RunFolder.reopen(final)
+    assert final.is_dir() and sorted(p.name for p in tmp_path.iterdir()) == [first.temp.name, "x_1"]
+    (final / STATE).write_bytes(b"a checkpoint")
+    first.commit()  # the lock goes with the run
+    RunFolder.reopen(final).discard()
+    assert [p.name for p in final.iterdir()] == [STATE]
+
+
+def test_a_reserved_folder_nothing_can_resume_from_goes_once_no_process_holds_it(tmp_path):
+    live = RunFolder.create(tmp_path, "x")
+    live.reserve()
+    live.lock()  # x_1: a run before its first checkpoint, still training
+    killed = tmp_path / "x_2"  # SIGKILL in its first save: a lock file and a temporary
+    killed.mkdir()
+    (killed / LOCK).write_text("999999999\n")
+    (killed / ".checkpoint.npz.999999999.abcdefgh.npz").write_bytes(b"")
+    resumable = tmp_path / "x_3"  # killed after a checkpoint: --resume continues it
+    resumable.mkdir()
+    (resumable / LOCK).write_text("999999999\n")
+    (resumable / STATE).write_bytes(b"a checkpoint")
+    (tmp_path / "x_4").mkdir()  # no lock file: taken by a run that has not locked it yet
+    assert remove_stale(tmp_path, "x") == [killed]
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == [
+        "x_1", "x_3", "x_4"]
+    live.discard()
+    assert not (tmp_path / "x_1").exists()
+
+
+def test_reopening_or_finishing_a_run_folder_removes_what_killed_saves_left(tmp_path):
+    final = tmp_path / "x_1"
+    final.mkdir()
+    (final / STATE).write_bytes(b"a checkpoint")
+    # Killed while saving; its process id lives on (a zombie not yet reaped, or reused).
+    left = final / f".{STATE}.{os.getppid()}.abcdefgh.npz"
+    left.write_bytes(b"")
+    folder = RunFolder.reopen(final)
+    assert not left.exists()
+    left.write_bytes(b"")  # a save of this sitting, killed as the run ends
+    folder.file("results.json").write_text("{}")
+    folder.commit()
+    assert sorted(p.name for p in final.iterdir()) == [STATE, "results.json"]
 
 
 def test_q_learning_on_a_board_too_big_to_tabulate_is_a_usage_error(tmp_path):
