@@ -136,6 +136,20 @@ def test_a_full_disk_at_a_checkpoint_is_one_line_exit_3_and_keeps_the_last_one(
         assert load_state(run_folder(out) / STATE_FILE).trainer.games == 4
 
 
+def test_the_bar_of_a_run_that_stops_at_perfect_play_shows_no_total_or_time_left(tmp_path):
+    solved = train.parse_args(["--algo", "alphazero", "--out", str(tmp_path)])
+    bar = az_run._bar(solved, 768)
+    bar.close()
+    assert bar.total is None and bar.n == 768
+    assert bar.desc == "games (up to 200,000; stops at perfect play)"
+    assert "/200000" not in str(bar)  # once: 768/200000 [00:19<1:20:31]
+    unsolved = train.parse_args(["--algo", "alphazero", "--board", "6x6x4", "--episodes", "900",
+                                 "--out", str(tmp_path)])
+    bar = az_run._bar(unsolved, 0)  # no perfect play to stop at: the budget is the end
+    bar.close()
+    assert bar.total == 900
+
+
 def test_the_run_folder_knows_the_state_file_by_name():
     from agents.run_folder import STATE
 
