@@ -155,6 +155,7 @@ def _shown(value: Any) -> str:
 
 def _run_folder(run: Path, state_file: str) -> Path:
     """The run folder ``run`` names (its state file's path names it too), else a ValueError."""
+    from agents.run_folder import LOCK
     from gym_tictactoe.files import kind
 
     if run.name == state_file and run.is_file():
@@ -162,6 +163,10 @@ def _run_folder(run: Path, state_file: str) -> Path:
     try:
         mode = os.lstat(run / state_file).st_mode
     except (FileNotFoundError, NotADirectoryError):
+        if (run / LOCK).is_file():  # reserved by a run that was killed before it saved one
+            raise ValueError(f"--resume {run}: no {state_file} there: its run was stopped "
+                             "before its first checkpoint, so nothing can be resumed (the "
+                             "next run of the same name in its folder removes it)") from None
         raise ValueError(f"--resume {run}: no {state_file} there, so not the run folder of a "
                          "train.py --algo alphazero run (it saves one at each checkpoint)"
                          ) from None

@@ -61,13 +61,22 @@ def test_an_alphazero_run_stopped_before_its_first_checkpoint_leaves_nothing(
     assert not out.exists()  # the run made it: the folder held nothing to resume from
 
 
-def test_a_run_killed_outright_before_its_first_checkpoint_is_cleared_by_the_next(tmp_path):
+def test_a_run_killed_outright_before_its_first_checkpoint_is_cleared_by_the_next(tmp_path,
+                                                                                 capsys):
     pytest.importorskip("torch")
+    import train
+
     out = tmp_path / "runs"
     code, _ = stopped(tmp_path, [*ALPHAZERO, "--out", str(out)], "run folder:", signal.SIGKILL)
     assert code == -signal.SIGKILL
     left = out / "alphazero-seed0_1"
-    assert [p.name for p in left.iterdir()] == [LOCK]  # --resume refuses it: no checkpoint
+    assert [p.name for p in left.iterdir()] == [LOCK]
+    with pytest.raises(SystemExit):  # --resume refuses it, saying why
+        train.parse_args(["--resume", str(left)])
+    assert capsys.readouterr().err.splitlines()[-1].endswith(
+        f"--resume {left}: no checkpoint.npz there: its run was stopped before its first "
+        "checkpoint, so nothing can be resumed (the next run of the same name in its folder "
+        "removes it)")
     assert len(os.listdir(out)) == 2  # and the temporary folder beside it
     folder = RunFolder.create(out, "alphazero-seed0")  # the next run of the same name
     assert os.listdir(out) == [folder.temp.name]
