@@ -169,7 +169,7 @@ def q_batch(config: RunConfig) -> int:
 def train_sb3(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trained:
     """An SB3 algorithm (against ``pool`` in self-play) with SB3's own progress bar."""
     from agents import sb3
-    from agents.run_sb3 import checkpoint_callback, progress_callback, timesteps_trained
+    from agents.run_sb3 import ProgressBar, checkpoint_callback, timesteps_trained
     from agents.sb3_files import save_model
     from gym_tictactoe.seeding import check_seed
 
@@ -187,7 +187,7 @@ def train_sb3(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> 
         callbacks.append(snapshot_callback(pool, config.self_play.refresh_every, algo,
                                            canonical))
     total = timesteps_trained(model, config.timesteps, announce=print)
-    bar = progress_callback(total) if config.progress else None
+    bar = ProgressBar(total) if config.progress else None
     try:
         with sb3.torch_threads(1):
             model.learn(config.timesteps, callback=[*callbacks, *([bar] if bar else [])])

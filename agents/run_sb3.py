@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from stable_baselines3.common import callbacks
 from stable_baselines3.common.callbacks import BaseCallback
 
 from agents import next_mark
@@ -38,24 +39,24 @@ def timesteps_trained(model: Any, budget: int, announce: Callable[[str], Any] | 
     return total
 
 
-def progress_callback(total: int) -> BaseCallback:
+class ProgressBar(callbacks.ProgressBarCallback):
     """SB3's progress bar counting to ``total`` (:func:`timesteps_trained`, not the budget it
-    is rounded from); close it when training ends in any way."""
-    from stable_baselines3.common import callbacks
+    is rounded from); :meth:`close` it when training ends in any way."""
 
-    class ProgressBar(callbacks.ProgressBarCallback):
-        def _on_training_start(self) -> None:
-            self.pbar = callbacks.tqdm(total=total - self.model.num_timesteps)
+    def __init__(self, total: int) -> None:
+        super().__init__()
+        self.total = total
 
-        def _on_step(self) -> bool:
-            self.pbar.update(min(self.training_env.num_envs, self.pbar.total - self.pbar.n))
-            return True
+    def _on_training_start(self) -> None:
+        self.pbar = callbacks.tqdm(total=self.total - self.model.num_timesteps)
 
-        def close(self) -> None:
-            if getattr(self, "pbar", None) is not None:
-                self.pbar.close()
+    def _on_step(self) -> bool:
+        self.pbar.update(min(self.training_env.num_envs, self.pbar.total - self.pbar.n))
+        return True
 
-    return ProgressBar()
+    def close(self) -> None:
+        if getattr(self, "pbar", None) is not None:
+            self.pbar.close()
 
 
 def checkpoint_callback(checkpoint: Callable[[Any, int], bool], algo: str, rules: game.Rules,

@@ -259,7 +259,7 @@ def test_the_sb3_progress_bar_counts_to_what_is_trained_and_closes(monkeypatch):
     from stable_baselines3.common import callbacks
 
     from agents import sb3
-    from agents.run_sb3 import progress_callback, timesteps_trained
+    from agents.run_sb3 import ProgressBar, timesteps_trained
 
     bars = []
 
@@ -280,12 +280,12 @@ def test_the_sb3_progress_bar_counts_to_what_is_trained_and_closes(monkeypatch):
     monkeypatch.setattr(callbacks, "tqdm", Bar)
     model = sb3.build_model("dqn", sb3.make_training_env("dqn", 3, seed=0), seed=0)
     assert timesteps_trained(model, 100) == 102  # whole steps of 3 envs
-    bar = progress_callback(102)
+    bar = ProgressBar(102)
     model.learn(100, callback=bar)
     assert (bars[0].n, bars[0].total, bars[0].closed) == (102, 102, True)
     maskable = sb3.build_model("maskable-ppo", sb3.make_training_env("maskable-ppo", 2, seed=0))
     assert timesteps_trained(maskable, 30_000) == 30_080  # whole rollouts of 2 x 64
-    stopped = progress_callback(384)
+    stopped = ProgressBar(384)
     with pytest.raises(KeyboardInterrupt):
         maskable.learn(300, callback=[stopped, _interrupt_after(3)])
     stopped.close()  # as train_sb3 does on any way out: no bar left open at exit

@@ -145,7 +145,7 @@ def remove_temporaries(folder: str | os.PathLike, any_writer: bool = False) -> l
     a run folder's lock: a killed writer's process id may live on as a zombie or another
     process's); returns them."""
     removed = []
-    for entry in os.scandir(folder):
+    for entry in os.scandir(Path(folder)):
         found = _TEMPORARY.fullmatch(entry.name)
         if (found and entry.is_file(follow_symlinks=False)
                 and (any_writer or not _process_exists(int(found.group(1))))
