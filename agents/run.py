@@ -167,7 +167,8 @@ def q_batch(config: RunConfig) -> int:
 
 
 def train_sb3(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trained:
-    """An SB3 algorithm (against ``pool`` in self-play) with SB3's own progress bar."""
+    """An SB3 algorithm (against ``pool`` in self-play), with SB3's progress bar counting to
+    the timesteps SB3 trains (``agents.run_sb3.timesteps_trained``: the budget rounded up)."""
     from agents import sb3
     from agents.run_sb3 import ProgressBar, checkpoint_callback, timesteps_trained
     from agents.sb3_files import save_model

@@ -303,10 +303,9 @@ def test_a_locked_temporary_of_a_seemingly_dead_process_is_left_alone(tmp_path):
 
 
 def test_remove_temporaries_takes_every_target_and_spares_live_writers(tmp_path):
-    import fcntl
-
     from gym_tictactoe.files import remove_temporaries
 
+    fcntl = pytest.importorskip("fcntl")  # how a live writer holds its file
     dead = tmp_path / ".checkpoint.npz.999999999.abcdefgh.npz"  # no process has that id
     alive = tmp_path / f".model.zip.{os.getppid()}.abcdefgh.zip"  # a live (or zombie) id
     locked = tmp_path / ".results.json.999999999.abcdefgh.json"  # a writer holds it
