@@ -58,7 +58,7 @@ docs: $(ALL)
 
 bench: $(ALL)
 	$(PIP_INSTALL) -e ".[bench]"
-	$(PY) benchmarks/speed.py
+	$(PY) benchmarks/speed.py --require-peers
 
 clean:
 	rm -rf $(VENV) runs site .pytest_cache

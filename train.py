@@ -23,6 +23,7 @@ from agents.run_arguments import (
     add_q_focus_flags,
     alphazero_settings,
     check_alphazero_flags,
+    check_limits,
     check_q_focus_flags,
     q_focus_of,
     resume_from,
@@ -96,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=seed_arg, default=None,
                         help="seed of everything, 0 <= seed < 2**32 (default: 0)")
     parser.add_argument("--n-envs", type=positive_int, default=None,
-                        help="SB3: parallel envs (default: the algorithm's own); q: boards "
+                        help="SB3: parallel envs (default: the algorithm's own; at most 65,536, "
+                             "and PPO's rollout buffer at most 1 GiB); q: boards "
                              "trained at once by the batched learner (default: 64 on boards "
                              "of at most 12 cells, 4096 beyond; at most what fits 4 GiB "
                              "with the learner's arrays)")
@@ -128,7 +130,8 @@ def add_worker_flags(parser: argparse.ArgumentParser) -> None:
     workers = parser.add_argument_group("self-play in Ray actors (--algo alphazero)")
     workers.add_argument("--workers", type=positive_int, default=None, metavar="N",
                          help="play the self-play games in N Ray actors, one CPU each, on a "
-                              "local Ray unless --ray-address (default: in this process)")
+                              "local Ray (at most one per CPU here) unless --ray-address "
+                              "(default: in this process)")
     workers.add_argument("--ray-address", default=None, metavar="ADDR",
                          help="the Ray cluster of the actors: its head's HOST:PORT, or auto "
                               "on one of its nodes (default: a new local Ray)")
@@ -245,10 +248,7 @@ def parse_args(argv: list[str] | None = None) -> RunConfig:
     check_q_focus_flags(parser, args)
     config = config_of(args)
     try:
-        if config.kind == "alphazero":
-            from agents.alphazero.run import settings_of
-
-            settings_of(config)  # each setting's own bounds, checked before anything runs
+        check_limits(config)
         if config.kind == "q":
             check_q_board(config.board)
             check_q_batch(config)

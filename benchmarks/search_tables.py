@@ -152,7 +152,7 @@ def elo(results: Path) -> str:
             mark = {"lower": "≥ ", "upper": "≤ "}.get(rating["bound"], "")
             interval = "" if rating["interval"] is None else f" ± {rating['interval']:.0f}"
             rows.append([board, _elo_player(rating["name"], data["training"]),
-                         f"{mark}{rating['elo']:.0f}{interval}",
+                         f"{mark}{round(rating['elo'])}{interval}",
                          f"{100 * rating['points'] / rating['games']:.0f}% of {rating['games']}"])
     return markdown(["board", "player", "Elo (95% interval)", "score (games)"], rows)
 

@@ -654,6 +654,18 @@ def test_weighted_starts_draw_in_proportion_and_follow_set_start_weights():
     assert np.unique(info["board"] @ rules.pow3).size == 10
 
 
+@pytest.mark.parametrize("scale", [1e308, 1e-320])
+def test_weights_near_the_float_limits_draw_in_proportion(scale):
+    """np.full(4520, 1e308) summed to inf: every board started from one position."""
+    rules = game.rules(1, 3, 2)
+    weights = np.full(starts.start_codes(rules).size, scale)
+    weights[3] = 0.0
+    drawn = starts.StartWeights(rules, weights).draw(np.random.default_rng(0), 9000)
+    codes, counts = np.unique(drawn, return_counts=True)
+    assert codes.size == 9 and starts.start_codes(rules)[3] not in codes
+    assert counts.min() > 850  # 1,000 each, sd 30
+
+
 def test_weighted_starts_are_drawn_by_autoresets_too():
     last = starts.start_codes(game.TICTACTOE)[-2:]  # one move left: each episode ends at once
     vec = TicTacToeVectorEnv(16, start="random", start_weights=starts.StartWeights(
@@ -679,6 +691,7 @@ FINISHED = 1 + 3 + 9 + 2 * 27 + 2 * 81  # XXX / OO. / ...: X has won
         (-np.ones(4520), None, ValueError, r"finite numbers >= 0, not all 0; got -1.0"),
         (np.full(4520, np.nan), None, ValueError, r"finite numbers >= 0.*NaN: True"),
         (np.zeros(4520), None, ValueError, r"not all 0"),
+        ([], np.zeros(0, np.int64), ValueError, r"not all 0; got 0.0 to 0.0"),
         (["a"] * 4520, None, TypeError, r"start weights must be an array of numbers"),
         ([1.0], [FINISHED], ValueError, rf"unfinished positions; code {FINISHED} .* finished"),
         ([1.0, 1.0], [1, 13], ValueError, r"reachable positions of 3x3x3; code 13"),

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from agents import EXPLORING_STARTS
 from agents.alphazero import files
 from agents.alphazero.state import STATE_FILE, load_state, save_state
-from agents.alphazero.training import AlphaZeroSettings, Checkpoint, Trainer
+from agents.alphazero.training import AlphaZeroSettings, Checkpoint, Trainer, check_memory
 from agents.run_config import RunConfig, Trained, env_options
 
 if TYPE_CHECKING:  # agents.run imports this module lazily: no cycle at run time
@@ -28,15 +28,18 @@ NETWORK_FIELDS = tuple(f.name for f in dataclasses.fields(AlphaZeroSettings().ne
 
 def settings_of(config: RunConfig) -> AlphaZeroSettings:
     """The defaults, with the run's exploring starts (--start, --start-probability) and the
-    settings given (``config.alphazero``, by field name); a ValueError for a bad one."""
+    settings given (``config.alphazero``, by field name); a ValueError for a bad one, or for
+    settings that need more memory on the run's board than their limits allow."""
     options = env_options(config, EXPLORING_STARTS)
     probability = options.get("start_probability", 0.0) if options["start"] == "random" else 0.0
     given, defaults = dict(config.alphazero), AlphaZeroSettings()
     play = {name: given.pop(name) for name in PLAY_FIELDS if name in given}
     network = {name: given.pop(name) for name in NETWORK_FIELDS if name in given}
-    return dataclasses.replace(
+    settings = dataclasses.replace(
         defaults, play=dataclasses.replace(defaults.play, start_probability=probability, **play),
         network=dataclasses.replace(defaults.network, **network), **given)
+    check_memory(config.board, settings)
+    return settings
 
 
 def flat_settings(settings: AlphaZeroSettings) -> dict[str, Any]:
