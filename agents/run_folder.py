@@ -240,13 +240,17 @@ def remove_stale(out: Path, stem: str) -> list[Path]:
 def _remove_abandoned(folder: Path) -> bool:
     """Remove ``folder`` if a run reserved it (its ``LOCK`` file is there), left nothing to
     resume from (no ``STATE``, no other file but our temporaries) and no process holds it."""
-    names = os.listdir(folder)
-    if LOCK not in names or any(not name.startswith(".") for name in names):
+    if fcntl is None or not _nothing_to_resume(folder):  # a lock file alone proves nothing
         return False
-    lock = hold(folder) if fcntl is not None else None  # a lock file proves nothing alone
+    try:
+        lock = hold(folder)
+    except OSError:  # gone already, or not ours to open
+        return False
     if lock is None:
         return False
     try:
+        if not _nothing_to_resume(folder):  # its run saved a checkpoint before it let go
+            return False
         remove_temporaries(folder, any_writer=True)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(folder / LOCK)
@@ -256,6 +260,16 @@ def _remove_abandoned(folder: Path) -> bool:
         return False
     finally:
         release(lock)
+
+
+def _nothing_to_resume(folder: Path) -> bool:
+    """Whether ``folder`` holds its ``LOCK`` file and nothing else but hidden files (no
+    ``STATE``, no results): a reserved run folder that no run can continue from."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    return LOCK in names and all(name.startswith(".") for name in names)
 
 
 def hold(folder: Path) -> Any:
