@@ -11,7 +11,9 @@ bounds by the settings themselves when ``train.py`` builds them, with the memory
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -161,11 +163,25 @@ def _shown(value: Any) -> str:
 
 def _run_folder(run: Path, state_file: str) -> Path:
     """The run folder ``run`` names (its state file's path names it too), else a ValueError."""
+    from agents.run_folder import LOCK
+    from gym_tictactoe.files import kind
+
     if run.name == state_file and run.is_file():
         run = run.parent
-    if not (run / state_file).is_file():
+    try:
+        mode = os.lstat(run / state_file).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        if (run / LOCK).is_file():  # reserved by a run that was killed before it saved one
+            raise ValueError(f"--resume {run}: no {state_file} there: its run was stopped "
+                             "before its first checkpoint, so nothing can be resumed (the "
+                             "next run of the same name in its folder removes it)") from None
         raise ValueError(f"--resume {run}: no {state_file} there, so not the run folder of a "
-                         "train.py --algo alphazero run (it saves one at each checkpoint)")
+                         "train.py --algo alphazero run (it saves one at each checkpoint)"
+                         ) from None
+    if not stat.S_ISREG(mode):  # a link too: the checkpoints would be written through it
+        what = "a symbolic link" if stat.S_ISLNK(mode) else kind(mode)
+        raise ValueError(f"--resume {run}: its {state_file} is {what}, not a regular file: "
+                         "train.py saves a regular file there at each checkpoint")
     if not re.fullmatch(r".+_[0-9]+", run.resolve().name):
         raise ValueError(f"--resume {run}: a run folder is named NAME_N (N = 1, 2...), as "
                          "train.py made it")

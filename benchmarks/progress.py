@@ -164,8 +164,8 @@ def seed_runs(seeds: Sequence[int], run_seed: Callable[[int, Path], dict[str, An
     return runs
 
 
-# What train.py --no-progress prints at each checkpoint on boards over 12 cells, before and after
-# it (gym_tictactoe.evaluation.report's checkpoint_message and checkpoint_result): passed on, so
+# What train.py --no-progress prints at each checkpoint, before and after it
+# (gym_tictactoe.evaluation.report's checkpoint_message and checkpoint_result): passed on, so
 # that a run of an hour shows how far it is; the rest of its output (the final table) is not.
 CHECKPOINT_LINES = ("exact evaluation at ", "games at ", "  optimal-move rate ", "  score against ")
 

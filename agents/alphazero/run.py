@@ -71,11 +71,11 @@ def train(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trai
                           _saving(trainer, checkpoint, config),
                           None if bar is None else bar.update, minutes=config.minutes,
                           eval_minutes=config.eval_minutes)
-    finally:
+    finally:  # Ctrl-C too: the bar's line ends before the message that follows
         if player is not None:
             player.close()
-    if bar is not None:
-        bar.close()
+        if bar is not None:
+            bar.close()
     settings = {"episodes": config.episodes, "minutes": config.minutes,
                 "eval_minutes": config.eval_minutes, "games_played": trainer.games,
                 "train_seconds": round(trainer.seconds, 3),
@@ -113,8 +113,9 @@ def _saving(trainer: Trainer, checkpoint: Checkpointer, config: RunConfig) -> Ch
                           train_cpu_seconds=trainer.cpu_seconds,
                           setting={"learning_rate": trainer.settings.learning_rate})
         if checkpoint.state_file is not None:
-            save_state(checkpoint.state_file, trainer, run, checkpoint.seconds,
-                       checkpoint.curve)
+            with checkpoint.writing(STATE_FILE):
+                save_state(checkpoint.state_file, trainer, run, checkpoint.seconds,
+                           checkpoint.curve)
         return stop
 
     return on_eval
@@ -141,6 +142,11 @@ def _bar(config: RunConfig, initial: int) -> Any:
     from gym_tictactoe.extras import require
 
     tqdm = require("tqdm.auto", "train", "the progress bar (hide it with --no-progress)").tqdm
+    if config.exact and config.episodes is not None:
+        # The run stops once the network plays perfectly, often long before the budget: a
+        # bar towards the budget would show a share and a time left that mean nothing.
+        return tqdm(initial=initial, unit="game", desc=f"games (up to {config.episodes:,}; "
+                    "stops at perfect play)")
     return tqdm(total=config.episodes, initial=initial, unit="game")
 
 
