@@ -98,13 +98,32 @@ def agent_action(rng: np.random.Generator, mask: np.ndarray) -> int:
     return int(rng.choice(np.flatnonzero(mask)))
 
 
+def recorded_info(info: dict, done: bool) -> dict:
+    """``info`` as c760140 wrote it. Since issue 29 every key is on every step (-1, "" and False
+    where c760140 left a key out and wrote None for a draw's winner), so that replay buffers
+    storing infos as arrays can read them; mapping back keeps every other byte pinned."""
+    info = dict(info)
+    if info.get("opponent_action") == -1:
+        del info["opponent_action"]
+    if info.get("illegal_action") is False:
+        del info["illegal_action"]
+    if "winner" in info and not done:
+        del info["winner"]
+    elif "winner" in info:
+        info["winner"] = info["winner"] or None
+    return info
+
+
 def single_trace(opponent: str, agent_mark: str, seed: int) -> list:
     env, rng = TicTacToeEnv(opponent=opponent, agent_mark=agent_mark), np.random.default_rng(seed)
-    trace: list = [env.reset(seed=seed)]
+    obs, info = env.reset(seed=seed)
+    trace: list = [(obs, recorded_info(info, False))]
     for _ in range(EPISODES):
         while not (len(trace[-1]) == 5 and trace[-1][2]):
-            trace.append(env.step(agent_action(rng, trace[-1][-1]["action_mask"])))
-        trace.append(env.reset())
+            *step, info = env.step(agent_action(rng, trace[-1][-1]["action_mask"]))
+            trace.append((*step, recorded_info(info, step[2])))
+        obs, info = env.reset()
+        trace.append((obs, recorded_info(info, False)))
     return trace
 
 
