@@ -18,6 +18,7 @@ Values are for the side to move: +1 it wins, 0 a draw, -1 it loses, with perfect
 from __future__ import annotations
 
 import importlib
+import time
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -152,6 +153,22 @@ class Prover:
             raise
         self.nodes += int(stats[0])
         return None if value == self._core.UNKNOWN else int(value)
+
+    def value_within(self, code: int, seconds: float, first_round: int = 1 << 20) -> int | None:
+        """``value`` with a wall-clock budget as well: rounds of doubling node budgets (at most
+        ``budget``) on the same table, which keeps what each unfinished round proved, until one
+        finishes or the next would end past ``seconds``; then None."""
+        budget, start, rounds = self.budget, time.perf_counter(), first_round
+        try:
+            while True:
+                self.budget = min(rounds, budget)
+                value = self.value(code)
+                elapsed = time.perf_counter() - start
+                if value is not None or self.budget == budget or elapsed * 3 > seconds:
+                    return value
+                rounds *= 2
+        finally:
+            self.budget = budget
 
     def move_values(self, code: int) -> dict[int, int | None]:
         """Each legal move's value for the side to move (None where unknown)."""
