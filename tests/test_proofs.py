@@ -145,3 +145,22 @@ def test_a_missing_numba_is_one_line():
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("\n") == 1 and "needs numba" in result.stdout
     assert CoreUnavailable.__mro__[1] is RuntimeError
+
+
+def test_pairing_finds_the_5x5x5_pairing_and_none_where_cells_are_too_few():
+    from gym_tictactoe.game import bitboard
+
+    def paired(size: tuple[int, int, int]) -> bool:
+        rules = game.rules(*size)
+        board = BitBoard.of(rules)
+        scratch = np.zeros((6, max(2 * len(rules.lines), rules.n_cells)), np.int64)
+        empty = np.uint64(rules.full_mask)
+        return bitboard.pairing(np.uint64(0), np.uint64(0), empty, board.masks,
+                                board.line_cells, scratch)
+
+    assert paired((5, 5, 5))  # 12 lines, 24 of the 25 cells: a classic pairing draw
+    assert not paired((5, 5, 4))  # 28 lines would need 56 cells
+    assert not paired((3, 3, 3))  # 8 lines, 9 cells
+    # Proved without search: each side's lines are paired on the empty board.
+    prover = Prover(game.rules(5, 5, 5), table_bytes=SMALL_TABLE)
+    assert prover.value(game.EMPTY_BOARD) == 0 and prover.nodes == 2

@@ -117,3 +117,53 @@ def canonical(me: np.uint64, opp: np.uint64, inverse) -> tuple[np.uint64, np.uin
         if a < best_me or (a == best_me and b < best_opp):
             best_me, best_opp = a, b
     return best_me, best_opp
+
+
+@njit(cache=True)
+def pairing(attacker: np.uint64, defender: np.uint64, empty: np.uint64, masks, line_cells,
+            scratch) -> bool:
+    """Whether every line still open for ``attacker`` can be given two empty cells of its own,
+    no cell shared (a matching, grown by augmenting paths). Then the defender, answering each
+    of these cells with its partner, stops every line: the attacker cannot win."""
+    lines, owner = scratch[0], scratch[1]
+    n_lines = 0
+    for j in range(masks.size):
+        if masks[j] & defender == ZERO:
+            if popcount(masks[j] & empty) < 2:
+                return False
+            lines[n_lines] = j
+            n_lines += 1
+    if 2 * n_lines > popcount(empty):
+        return False  # too few cells for two each
+    owner[:] = -1
+    for slot in range(2 * n_lines):
+        if not augment(slot, lines, owner, line_cells, empty, scratch):
+            return False
+    return True
+
+
+@njit(cache=True)
+def augment(start: int, lines, owner, line_cells, empty, scratch) -> bool:
+    """Give slot ``start`` (copy ``start % 2`` of line ``lines[start // 2]``) a cell, moving
+    owners along an alternating path found breadth first; False when there is none."""
+    queue, via, back, seen = scratch[2], scratch[3], scratch[4], scratch[5]
+    seen[:] = 0
+    queue[0], back[start], head, tail = start, -1, 0, 1
+    while head < tail:
+        slot = queue[head]
+        head += 1
+        for c in line_cells[lines[slot // 2]]:
+            if (empty >> np.uint64(c)) & ONE == ZERO or seen[c]:
+                continue
+            seen[c] = 1
+            if owner[c] < 0:
+                while slot >= 0:  # each slot on the path takes the cell after it
+                    given_up = via[slot]
+                    owner[c] = slot
+                    c, slot = given_up, back[slot]
+                return True
+            holder = owner[c]
+            via[holder], back[holder] = c, slot
+            queue[tail] = holder
+            tail += 1
+    return False

@@ -120,7 +120,8 @@ class Prover:
         self.work = (np.zeros((rows, rules.n_cells), np.int64),
                      np.zeros((rows, rules.n_cells), np.int64),
                      np.zeros((rows, self._core.FRAME_INTS), np.int64),
-                     np.zeros((rows, 4), np.uint64))
+                     np.zeros((rows, 4), np.uint64),
+                     np.zeros((6, max(2 * len(rules.lines), rules.n_cells)), np.int64))
         self.nodes = 0  # summed over every question asked
 
     def value_of_cells(self, cells: npt.ArrayLike) -> int | None:

@@ -10,7 +10,10 @@ hi`` proved so far. Before any move is searched, facts that need no search:
 - extra stones never hurt the side that owns them, so a position with no line open (free of the
   opponent's stones) for the side to move is at best a draw for it, one where no line is open
   for the opponent at worst a draw, and one with no open line at all a draw; a cell on no open
-  line is a pass, never better than a cell on one, so only cells of open lines are searched.
+  line is a pass, never better than a cell on one, so only cells of open lines are searched;
+- a pairing strategy: when every line open for a side can be given two empty cells of its own
+  (no cell shared), the other side answers each of these cells with its partner and that side
+  cannot win (asked only where the window needs it).
 
 Moves are then ordered by the weight of the open lines through them. Positions with at most
 ``stats[SYM]`` stones are stored under the least of their symmetric images (one entry per
@@ -20,8 +23,9 @@ unfinished search. The table is a fixed array that overwrites (one slot per hash
 
 Argument tuples: ``board = (full, masks, line_cells, inverse)`` (:mod:`.bitboard`), ``tt =
 (keys_me, keys_opp, bounds)`` (bounds -1: empty slot, else ``(lo + 1) * 3 + hi + 1``) and
-``work = (moves, scores, frames, bits)``, one row per ply: the ordered moves and the cell
-scores (cells,), the search's own stack frame (``FRAME_INTS`` ints, 4 uint64).
+``work = (moves, scores, frames, bits, scratch)``: one row per ply of the ordered moves and the
+cell scores (cells,) and of the search's own stack frame (``FRAME_INTS`` ints, 4 uint64); and
+the pairing test's scratch rows (6, max(2 lines, cells)).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from gym_tictactoe.game.bitboard import (
     cell_scores,
     lowest_cell,
     openness,
+    pairing,
     popcount,
     threats,
 )
@@ -126,6 +131,18 @@ OPEN = 3  # enter()'s answer when the node's moves must be searched
 
 
 @njit(cache=True)
+def paired(me, opp, empty, alpha: int, beta: int, lo: int, hi: int, board, scratch):
+    """(lo, hi) tightened by pairings, asked only where the window needs the answer: a side
+    whose open lines all get a pair of their own cells cannot win."""
+    masks, line_cells = board[1], board[2]
+    if alpha >= 0 and hi > 0 and pairing(me, opp, empty, masks, line_cells, scratch):
+        hi = 0
+    if beta <= 0 and lo < 0 and pairing(opp, me, empty, masks, line_cells, scratch):
+        lo = 0
+    return lo, hi
+
+
+@njit(cache=True)
 def enter(ply: int, me, opp, alpha: int, beta: int, board, tt, work, stats) -> int:
     """Count the node; return its value (or a bound outside the window) when known without
     searching its moves, else fill frame ``ply`` and return OPEN."""
@@ -140,12 +157,14 @@ def enter(ply: int, me, opp, alpha: int, beta: int, board, tt, work, stats) -> i
     a, b = key(me, opp, inverse, stats[SYM])
     stored_lo, stored_hi = probe(a, b, tt)
     lo, hi = max(lo, stored_lo), min(hi, stored_hi)
+    if lo < beta and hi > alpha:
+        lo, hi = paired(me, opp, full & ~(me | opp), alpha, beta, lo, hi, board, work[4])
     if lo >= beta or lo == hi:
         return lo
     if hi <= alpha:
         return hi
     alpha, beta = max(alpha, lo), min(beta, hi)
-    moves, scores, frames, bits = work
+    moves, scores, frames, bits = work[0], work[1], work[2], work[3]
     frame = frames[ply]
     frame[COUNT] = order(me, opp, todo, masks, line_cells, moves[ply], scores[ply])
     frame[ALPHA], frame[BETA], frame[LO], frame[HI] = alpha, beta, lo, hi
