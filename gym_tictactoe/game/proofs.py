@@ -159,7 +159,7 @@ class Prover:
         """``value`` with a wall-clock budget as well: rounds of doubling node budgets (at most
         ``budget``) on the same table, which keeps what each unfinished round proved, until one
         finishes or the next would end past ``seconds``; then None."""
-        budget, start, rounds = self.budget, time.perf_counter(), first_round
+        budget, start, rounds = int(self.budget), time.perf_counter(), first_round
         try:
             while True:
                 self.budget = min(rounds, budget)
