@@ -164,3 +164,20 @@ def test_pairing_finds_the_5x5x5_pairing_and_none_where_cells_are_too_few():
     # Proved without search: each side's lines are paired on the empty board.
     prover = Prover(game.rules(5, 5, 5), table_bytes=SMALL_TABLE)
     assert prover.value(game.EMPTY_BOARD) == 0 and prover.nodes == 2
+
+
+def test_a_compile_failure_is_one_line(monkeypatch):
+    from numba.core.errors import TypingError
+
+    prover = Prover(game.rules(5, 5, 4), table_bytes=SMALL_TABLE)
+
+    class Broken:
+        UNKNOWN = 2
+
+        @staticmethod
+        def prove(*args):
+            raise TypingError("Failed in nopython mode pipeline\nDuring: typing of ...\n...")
+
+    monkeypatch.setattr(prover, "_core", Broken)
+    with pytest.raises(CoreUnavailable, match=r"failed to compile: .*nopython mode pipeline$"):
+        prover.value(game.EMPTY_BOARD)
