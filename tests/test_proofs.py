@@ -85,7 +85,7 @@ def test_the_table_size_is_checked_before_allocating():
         Prover(game.rules(5, 5, 4), table_bytes=1 << 40)
     with pytest.raises(ValueError, match="table_bytes"):
         table_entries(10)
-    assert table_entries(1 << 20) == 1 << 15  # a power of two that fits: 17 bytes an entry
+    assert table_entries(1 << 20) == (1 << 20) // 17  # two uint64 keys and a byte an entry
 
 
 def test_impossible_positions_are_refused():

@@ -80,9 +80,9 @@ class BitBoard:
 
 
 def table_entries(table_bytes: Any) -> int:
-    """The power-of-two number of entries fitting ``table_bytes`` (checked: 1 KiB to 16 GiB)."""
+    """How many entries fit ``table_bytes`` (checked: 1 KiB to 16 GiB)."""
     table_bytes = check_int(table_bytes, "table_bytes", 1 << 10, MAX_TABLE_BYTES)
-    return 1 << (table_bytes // _ENTRY_BYTES).bit_length() - 1
+    return table_bytes // _ENTRY_BYTES
 
 
 def sides(rules: Rules, cells: npt.NDArray[np.int8]) -> tuple[np.uint64, np.uint64, int]:
@@ -163,9 +163,12 @@ class Prover:
         try:
             while True:
                 self.budget = min(rounds, budget)
+                began = time.perf_counter()
                 value = self.value(code)
-                elapsed = time.perf_counter() - start
-                if value is not None or self.budget == budget or elapsed * 3 > seconds:
+                now = time.perf_counter()
+                # The next round, twice the nodes, takes about twice as long as this one.
+                if value is not None or self.budget == budget \
+                        or now - start + 2 * (now - began) > seconds:
                     return value
                 rounds *= 2
         finally:

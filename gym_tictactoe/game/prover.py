@@ -91,9 +91,11 @@ def order(me, opp, todo, masks, line_cells, moves, scores) -> int:
 
 @njit(cache=True)
 def _slot(a, b, size: int) -> int:
+    """The table slot of key (a, b): a mixed hash's high 32 bits scaled onto ``size`` (any
+    size below 2**32, not only powers of two)."""
     h = a * _MIX_A ^ b * _MIX_B
     h ^= h >> np.uint64(29)
-    return int(h & np.uint64(size - 1))
+    return int(((h >> np.uint64(32)) * np.uint64(size)) >> np.uint64(32))
 
 
 @njit(cache=True)
