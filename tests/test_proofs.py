@@ -181,3 +181,26 @@ def test_a_compile_failure_is_one_line(monkeypatch):
     monkeypatch.setattr(prover, "_core", Broken)
     with pytest.raises(CoreUnavailable, match=r"failed to compile: .*nopython mode pipeline$"):
         prover.value(game.EMPTY_BOARD)
+
+
+def test_the_benchmark_checks_agreement_and_writes_only_to_out(tmp_path, capsys):
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "benchmarks"
+    sys.path.insert(0, str(folder))
+    try:
+        spec = importlib.util.spec_from_file_location("proofs_bench", folder / "proofs.py")
+        bench = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bench)
+    finally:
+        sys.path.remove(str(folder))
+    out = tmp_path / "agreement.json"
+    assert bench.main(["--agreement", "--boards", "3x3x3", "2x6x3", "--sample", "1000",
+                       "--out", str(out)]) == 0
+    runs = json.loads(out.read_text())["runs"]
+    assert [(r["board"], r["all_positions"], r["disagreements"]) for r in runs] == [
+        ("3x3x3", False, 0), ("2x6x3", False, 0)]
+    assert runs[0]["positions"] == 1000 and runs[0]["reachable"] == 5478
+    assert not list(tmp_path.glob("*.tmp*"))
