@@ -18,7 +18,9 @@ Values are for the side to move: +1 it wins, 0 a draw, -1 it loses, with perfect
 from __future__ import annotations
 
 import importlib
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -145,13 +147,8 @@ class Prover:
 
     def _prove(self, me: np.uint64, opp: np.uint64) -> int | None:
         stats = np.array([0, self.budget, 0, self.sym_stones], dtype=np.int64)
-        try:
-            value = self._core.prove(me, opp, self.board.args(), self.tt, self.work, stats)
-        except Exception as error:  # numba's typing and lowering errors: one line, not pages
-            if type(error).__module__.startswith("numba"):
-                raise CoreUnavailable(f"the compiled search core failed to compile: "
-                                      f"{str(error).splitlines()[0]}") from None
-            raise
+        value = _interruptible(lambda: self._core.prove(me, opp, self.board.args(), self.tt,
+                                                        self.work, stats), stats)
         self.nodes += int(stats[0])
         return None if value == self._core.UNKNOWN else int(value)
 
@@ -184,3 +181,32 @@ class Prover:
             out[cell] = 1 if winner != NO_WINNER else (None if value is None else -value)
         return out
 
+
+def _interruptible(search: Callable[[], int], stats: npt.NDArray[np.int64]) -> int:
+    """``search()`` in a worker thread (the compiled search releases the GIL), so that Ctrl-C
+    reaches this one: it zeroes the node budget, the search stops at its next node, and the
+    KeyboardInterrupt goes on. numba's compile errors come back as one line."""
+    found: list[Any] = []
+
+    def run() -> None:
+        try:
+            found.append(search())
+        except Exception as error:
+            found.append(error)
+
+    worker = threading.Thread(target=run, name="proof", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.05)
+    except KeyboardInterrupt:
+        stats[1] = 0  # BUDGET: the search sees it spent and returns
+        worker.join()
+        raise
+    if isinstance(found[0], Exception):
+        error = found[0]
+        if type(error).__module__.startswith("numba"):  # typing, lowering: one line, not pages
+            raise CoreUnavailable(f"the compiled search core failed to compile: "
+                                  f"{str(error).splitlines()[0]}") from None
+        raise error
+    return found[0]

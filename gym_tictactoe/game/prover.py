@@ -19,7 +19,8 @@ Moves are then ordered by the weight of the open lines through them. Positions w
 ``stats[SYM]`` stones are stored under the least of their symmetric images (one entry per
 class). ``stats[NODES]`` counts the nodes; past ``stats[BUDGET]`` the search stops, sets
 ``stats[ABORTED]`` and its answer is *unknown* (2), never a value: no entry is stored from an
-unfinished search. The table is a fixed array that overwrites (one slot per hash).
+unfinished search. ``prove`` releases the GIL, so another thread stops it (Ctrl-C) by setting
+``stats[BUDGET]`` to 0. The table is a fixed array that overwrites (one slot per hash).
 
 Argument tuples: ``board = (full, masks, line_cells, inverse)`` (:mod:`.bitboard`), ``tt =
 (keys_me, keys_opp, bounds)`` (bounds -1: empty slot, else ``(lo + 1) * 3 + hi + 1``) and
@@ -220,7 +221,7 @@ def search(me, opp, alpha: int, beta: int, board, tt, work, stats) -> int:
         frame[ALPHA] = max(frame[ALPHA], -value)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def prove(me, opp, board, tt, work, stats) -> int:
     """The value of (me to move, opp): "a win?", then "at least a draw?"; UNKNOWN when the
     budget in ``stats`` ran out first."""
