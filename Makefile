@@ -1,8 +1,9 @@
 # The two commands: `make train` (the main job) and `make test`. Both create .venv on first use.
 # `make train` installs only what the tabular agent needs: the core (gymnasium, numpy) and the
 # `train` extra (tqdm, matplotlib), no torch. `make test` installs everything, torch included,
-# and the `examples` extra (TorchRL, tyro), whose scripts the tests run on a tiny budget, and
-# the `distributed` extra (ray), for the test of AlphaZero's self-play in Ray actors.
+# and the `examples` extra (TorchRL, tyro, Tianshou), whose scripts and clients the tests run on
+# a tiny budget, and the `distributed` extra (ray), for the test of AlphaZero's self-play in Ray
+# actors.
 #
 # TORCH_INDEX: a package index to search for torch besides the default one. The constraints file
 # pins torch's version, not its build: from the default index, Linux gets the CUDA build and
@@ -30,11 +31,18 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
 
+# pip is quiet (-q): the echo lines say what comes and about how much, so a long silence is
+# expected; the sizes are those of the development machine's .venv (du -sh).
 $(CORE): pyproject.toml constraints.txt | $(VENV)/bin/python
+	@echo "Installing gym-tictactoe and its train extra into $(VENV) (gymnasium, numpy, tqdm," \
+		"matplotlib; about 0.2 GB, no torch). pip is quiet meanwhile."
 	$(PIP_INSTALL) -e ".[train]"
 	touch $@
 
 $(ALL): pyproject.toml constraints.txt | $(VENV)/bin/python
+	@echo "Installing gym-tictactoe with the extras all, dev, docs, examples and distributed" \
+		"into $(VENV): torch, ray, TorchRL, Tianshou, OpenSpiel, MkDocs and more, about 2.2 GB." \
+		"pip is quiet meanwhile: minutes when the wheels are downloaded."
 	$(PIP_INSTALL) -e ".[all,dev,docs,examples,distributed]"
 	touch $@
 
@@ -58,7 +66,7 @@ docs: $(ALL)
 
 bench: $(ALL)
 	$(PIP_INSTALL) -e ".[bench]"
-	$(PY) benchmarks/speed.py
+	$(PY) benchmarks/speed.py --require-peers
 
 clean:
 	rm -rf $(VENV) runs site .pytest_cache

@@ -23,6 +23,7 @@ from agents.run_arguments import (
     add_q_focus_flags,
     alphazero_settings,
     check_alphazero_flags,
+    check_limits,
     check_q_focus_flags,
     q_focus_of,
     resume_from,
@@ -39,7 +40,8 @@ from agents.run_config import (
     SelfPlay,
     check_out,
 )
-from agents.run_folder import OutputError, RunFolder, check_stem
+from agents.run_folder import STATE, OutputError, RunFolder, check_stem
+from agents.run_signals import Terminated, sigterm_raises
 from gym_tictactoe import game
 from gym_tictactoe.cli.arguments import (
     board_arg,
@@ -52,13 +54,17 @@ from gym_tictactoe.extras import MissingExtra, require
 from gym_tictactoe.players.opponents import parse_opponent
 
 # Exit codes: 0 done, 1 an optional dependency missing, 2 a usage error (or a --snapshot that is
-# no model of ours), 3 the run's files could not be written (a full disk...): nothing was kept.
+# no model of ours), 3 the run's files could not be written (a full disk...): nothing was kept;
+# 130 and 143 (as a shell reports 128 + the signal): interrupted (Ctrl-C) or terminated.
 EXIT_MISSING, EXIT_USAGE, EXIT_OUTPUT = 1, 2, 3
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 EPILOG = ("Each run writes a new folder OUT/NAME_N (N = 1, 2, ...: one more than the highest "
           "already there, as rl_zoo3 numbers its runs), whole or not at all; an earlier run is "
           "never overwritten. Exit codes: 0 done, 1 an optional dependency missing, 2 a usage "
           "error, 3 the run's files could not be written (a full disk, a folder that vanished): "
-          "one line on stderr, nothing half-written left behind. AlphaZero runs reserve their "
+          "one line on stderr, nothing half-written left behind; 130 interrupted (Ctrl-C), 143 "
+          "terminated (SIGTERM): one line, the run's temporary files removed. AlphaZero runs "
+          "reserve their "
           "folder OUT/NAME_N when they start and save their whole training state there at "
           "each checkpoint (checkpoint.npz: network, optimizer, replay buffer, generators, "
           "games, training seconds, learning curve; replaced atomically), so a run that is "
@@ -91,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=seed_arg, default=None,
                         help="seed of everything, 0 <= seed < 2**32 (default: 0)")
     parser.add_argument("--n-envs", type=positive_int, default=None,
-                        help="SB3: parallel envs (default: the algorithm's own); q: boards "
+                        help="SB3: parallel envs (default: the algorithm's own; at most 65,536, "
+                             "and PPO's rollout buffer at most 1 GiB); q: boards "
                              "trained at once by the batched learner (default: 64 on boards "
                              "of at most 12 cells, 4096 beyond; at most what fits 4 GiB "
                              "with the learner's arrays)")
@@ -123,7 +130,8 @@ def add_worker_flags(parser: argparse.ArgumentParser) -> None:
     workers = parser.add_argument_group("self-play in Ray actors (--algo alphazero)")
     workers.add_argument("--workers", type=positive_int, default=None, metavar="N",
                          help="play the self-play games in N Ray actors, one CPU each, on a "
-                              "local Ray unless --ray-address (default: in this process)")
+                              "local Ray (at most one per CPU here) unless --ray-address "
+                              "(default: in this process)")
     workers.add_argument("--ray-address", default=None, metavar="ADDR",
                          help="the Ray cluster of the actors: its head's HOST:PORT, or auto "
                               "on one of its nodes (default: a new local Ray)")
@@ -135,7 +143,7 @@ def add_output_flags(parser: argparse.ArgumentParser) -> None:
                         help="final games per opponent and seat (default: 200)")
     parser.add_argument("--out", type=Path, default=None, help="output root (runs)")
     parser.add_argument("--name", default=None, help="run folder name before its number _N "
-                        "(default: ALGO[-BOARD]-seedSEED)")
+                        "(default: ALGO[-BOARD][-self-play]-seedSEED)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
@@ -240,12 +248,9 @@ def parse_args(argv: list[str] | None = None) -> RunConfig:
     check_q_focus_flags(parser, args)
     config = config_of(args)
     try:
-        if config.kind == "alphazero":
-            from agents.alphazero.run import settings_of
-
-            settings_of(config)  # each setting's own bounds, checked before anything runs
+        check_limits(config)
         if config.kind == "q":
-            config.board.check_solvable("tabular Q-learning (a table of every position)")
+            check_q_board(config.board)
             check_q_batch(config)
         mix = config.self_play.mix if config.self_play else None
         parse_opponent(mix or ("random" if args.opponent in (None, "self") else args.opponent),
@@ -255,6 +260,16 @@ def parse_args(argv: list[str] | None = None) -> RunConfig:
     except ValueError as error:
         parser.error(str(error))
     return config
+
+
+def check_q_board(board: game.Rules) -> None:
+    """A ValueError naming the algorithms that do train on ``board`` when tabular Q-learning
+    cannot (a table of every position fits boards of at most ``game.SOLVED_CELLS`` cells)."""
+    if not board.solvable:
+        others = ", ".join(algo for algo in ALGOS if algo != "q")
+        raise ValueError(f"tabular Q-learning (a table of every position) needs a board of at "
+                         f"most {game.SOLVED_CELLS} cells; {board.name} has {board.n_cells}: "
+                         f"train there with --algo {others}")
 
 
 def check_q_batch(config: RunConfig) -> None:
@@ -292,6 +307,27 @@ def connect_workers(config: RunConfig) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``train.py`` with ``argv``; returns the exit code (module comment above)."""
+    with sigterm_raises():
+        try:
+            return _main(argv)
+        except (KeyboardInterrupt, Terminated) as stop:
+            return stopped(stop)
+
+
+def stopped(stop: BaseException, folder: RunFolder | None = None) -> int:
+    """Say in one line that the run was interrupted or terminated (and where its last
+    checkpoint is kept, if one is); the exit code."""
+    said = "Terminated" if isinstance(stop, Terminated) else "Interrupted"
+    final = None if folder is None else folder.final
+    if final is not None and (final / STATE).is_file():
+        said += (f": {final} keeps its last checkpoint; train.py --resume {final} continues "
+                 "the run")
+    print(f"\n{said}.", file=sys.stderr)
+    return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
+
+
+def _main(argv: list[str] | None) -> int:
     from agents.run import run, snapshot_pool
 
     config = parse_args(argv)
@@ -314,6 +350,8 @@ def main(argv: list[str] | None = None) -> int:
     except OutputError as error:  # a failure while training keeps its traceback: a bug
         print(f"train.py: error: {error}", file=sys.stderr)
         return EXIT_OUTPUT
+    except (KeyboardInterrupt, Terminated) as stop:
+        return stopped(stop, folder)
     return 0
 
 

@@ -26,6 +26,7 @@ checkpoint), so checkpoints fall on multiples of ``eval_every`` as in the sequen
 
 from __future__ import annotations
 
+import contextlib
 import time
 from functools import cache
 from typing import Any
@@ -88,26 +89,26 @@ def train_batched(agent: QLearningAgent, envs: Any, episodes: int, *, seed: int 
     _check_envs(agent, envs)
     learner = _Learner(agent, envs.num_envs)
     stats, start = TrainingStats(), time.perf_counter()
-    bar = _progress_bar(episodes) if progress else None
     obs, infos = envs.reset(seed=int(agent.rng.integers(2**31)) if seed is None else seed)
     learner.observe(obs, infos["action_mask"])
     # Without on_eval no checkpoint is seen: only the budget cuts a step's episodes.
     done, every = 0, eval_every if on_eval else 0
-    while done < episodes:
-        target = min(episodes, (done // every + 1) * every) if every else episodes
-        obs, rewards, terminated, _, infos = envs.step(learner.act(agent.epsilon()))
-        finished = learner.learn(obs, rewards, terminated, infos["action_mask"], target - done)
-        _record(stats, rewards, finished, learner.moved)
-        count = int(finished.sum())
-        done += count
-        agent.episodes += count
-        if bar is not None:
-            bar.update(count)
-        if every and done == target and on_eval(agent, agent.episodes):
-            stats.stopped = True
-            break
-    if bar is not None:
-        bar.close()
+    # The bar closes on any way out, Ctrl-C included.
+    with _progress_bar(episodes) if progress else contextlib.nullcontext() as bar:
+        while done < episodes:
+            target = min(episodes, (done // every + 1) * every) if every else episodes
+            obs, rewards, terminated, _, infos = envs.step(learner.act(agent.epsilon()))
+            finished = learner.learn(obs, rewards, terminated, infos["action_mask"],
+                                     target - done)
+            _record(stats, rewards, finished, learner.moved)
+            count = int(finished.sum())
+            done += count
+            agent.episodes += count
+            if bar is not None:
+                bar.update(count)
+            if every and done == target and on_eval(agent, agent.episodes):
+                stats.stopped = True
+                break
     stats.seconds = time.perf_counter() - start
     return stats
 

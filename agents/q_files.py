@@ -25,7 +25,7 @@ import numpy.typing as npt
 from agents.archives import MAX_FILE_BYTES, check_compression, open_zip
 from gym_tictactoe import game
 from gym_tictactoe.files import atomic_path, open_regular
-from gym_tictactoe.files.npz import Entry, _header, array_entry, describe, read_entry
+from gym_tictactoe.files.npz import Entry, _header, array_entry, check_finite, describe, read_entry
 
 FORMAT = "gym_tictactoe.q_learning/1"
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first entry, or an empty zip
@@ -164,8 +164,8 @@ def _config(arrays: dict[str, npt.NDArray], path: Path, make_config: Callable[..
 
 def _table(arrays: dict[str, npt.NDArray], key: str, path: Path) -> npt.NDArray:
     table = arrays[key]  # shape and dtype checked on reading
-    if key == "q" and not np.isfinite(table).all():
-        raise _bad_file(path, "'q' holds non-finite values")
+    if key == "q":
+        check_finite(table, key, partial(_bad_file, path))
     if key == "visits" and ((table < 0) | (table > MAX_COUNT)).any():
         raise _bad_file(path, f"'visits' must be counts from 0 to {MAX_COUNT:,}")
     return table
@@ -183,6 +183,7 @@ def _rng_state(arrays: dict[str, npt.NDArray], path: Path) -> dict:
         state = json.loads(str(arrays["rng"]))
         probe = np.random.default_rng()
         probe.bit_generator.state = state  # validates it without touching the agent's
-    except (json.JSONDecodeError, RecursionError, TypeError, ValueError, KeyError) as error:
+    except (json.JSONDecodeError, RecursionError, TypeError, ValueError, KeyError,
+            OverflowError) as error:  # OverflowError: a number beyond the state's 64 bits
         raise _bad_file(path, f"bad generator state ({error})") from None
     return state

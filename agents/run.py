@@ -63,6 +63,7 @@ class Checkpointer:
         self.curve: list[dict[str, Any]] = []
         self.start = time.perf_counter()
         self.state_file: Path | None = None  # where a trainer that can resume saves its state
+        self.folder: RunFolder | None = None  # the run folder state_file is in
         # Tabular Q with --focus-share or --alpha-end: an ``agents.q_focus.Steering``, given
         # each exact checkpoint's moves table (set by train_q once its vector env exists).
         self.steer: Callable[[Any, Any, int], dict[str, Any]] | None = None
@@ -71,6 +72,11 @@ class Checkpointer:
         """Continue a resumed run's ``curve`` and its clock from the ``seconds`` it had run."""
         self.curve = list(curve)
         self.start = time.perf_counter() - seconds
+
+    def writing(self, what: str) -> contextlib.AbstractContextManager:
+        """Where the trainer saves its state: an OSError (a full disk) as the run folder's
+        one-line OutputError, as for the run's other files."""
+        return contextlib.nullcontext() if self.folder is None else self.folder.writing(what)
 
     @property
     def seconds(self) -> float:
@@ -161,9 +167,10 @@ def q_batch(config: RunConfig) -> int:
 
 
 def train_sb3(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trained:
-    """An SB3 algorithm (against ``pool`` in self-play) with SB3's own progress bar."""
+    """An SB3 algorithm (against ``pool`` in self-play), with SB3's progress bar counting to
+    the timesteps SB3 trains (``agents.run_sb3.timesteps_trained``: the budget rounded up)."""
     from agents import sb3
-    from agents.run_sb3 import checkpoint_callback
+    from agents.run_sb3 import ProgressBar, checkpoint_callback, timesteps_trained
     from agents.sb3_files import save_model
     from gym_tictactoe.seeding import check_seed
 
@@ -180,9 +187,16 @@ def train_sb3(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> 
 
         callbacks.append(snapshot_callback(pool, config.self_play.refresh_every, algo,
                                            canonical))
-    with sb3.torch_threads(1):
-        model.learn(config.timesteps, callback=callbacks, progress_bar=config.progress)
-    settings = {"timesteps": config.timesteps, "n_envs": n_envs, "env_options": options,
+    total = timesteps_trained(model, config.timesteps, announce=print)
+    bar = ProgressBar(total) if config.progress else None
+    try:
+        with sb3.torch_threads(1):
+            model.learn(config.timesteps, callback=[*callbacks, *([bar] if bar else [])])
+    finally:  # Ctrl-C too: an open rich bar would complain at interpreter exit
+        if bar is not None:
+            bar.close()
+    settings = {"timesteps": config.timesteps, "timesteps_trained": model.num_timesteps,
+                "n_envs": n_envs, "env_options": options,
                 "hyperparameters": sb3.HYPERPARAMETERS[algo]}
     if pool is not None:
         settings["self_play"] = config.self_play.settings(pool.added)
@@ -217,14 +231,14 @@ def snapshot_pool(config: RunConfig) -> Any:
 
 
 def announcer(config: RunConfig) -> Announce | None:
-    """How to say that a checkpoint runs on boards over 12 cells (seconds each, the progress bar
-    standing still meanwhile): a line above the bar (tqdm's, or SB3's rich one, which passes
-    printed lines through), or None on smaller boards, where it takes milliseconds."""
-    if config.board.tabled:
-        return None
+    """How to say that a checkpoint runs and what it found: without a progress bar, printed
+    lines (on every board: the only sign of life of a run that takes minutes); with one, on
+    boards over 12 cells (seconds each, the bar standing still meanwhile), a line above the bar
+    (tqdm's, or SB3's rich one, which passes printed lines through); else None, the bar alone
+    (checkpoints take milliseconds)."""
     if not config.progress:
         return partial(print, flush=True)
-    return write_above_bar
+    return None if config.board.tabled else write_above_bar
 
 
 def write_above_bar(text: str) -> None:
@@ -250,7 +264,7 @@ def _run(config: RunConfig, folder: RunFolder, pool: Any) -> Path:
     start = time.perf_counter()
     checkpoint = Checkpointer(config, announcer(config))
     if config.kind == "alphazero":
-        checkpoint.state_file = _state_file(folder)
+        checkpoint.state_file, checkpoint.folder = _state_file(folder), folder
     trained = TRAINERS[config.kind](config, checkpoint, pool)
     start -= trained.seconds_before  # a resumed run's earlier sittings
     train_seconds = time.perf_counter() - start

@@ -2,7 +2,8 @@
 budget and checkpoint period in minutes of training time, and ``--resume RUN``, which fills the
 flags from the run it continues and refuses those that contradict it. Each is refused for the
 other algorithms; each value is checked by ``gym_tictactoe.checks`` (its one wording), the upper
-bounds by the settings themselves when ``train.py`` builds them. Tabular Q's steering flags
+bounds by the settings themselves when ``train.py`` builds them, with the memory they imply
+(``agents.limits``; SB3's --n-envs too: :func:`check_limits`). Tabular Q's steering flags
 (``--focus-share``, ``--back-share``, ``--forget``, ``--alpha-end``, ``--alpha-episodes``:
 ``agents.q_focus``) are here too, refused for the other algorithms.
 """
@@ -10,13 +11,19 @@ bounds by the settings themselves when ``train.py`` builds them. Tabular Q's ste
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from agents.limits import MAX_BUFFER_BYTES, MAX_N_ENVS, check_bytes, sb3_transition_bytes
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, check_number
+
+if TYPE_CHECKING:
+    from agents.run_config import RunConfig
 
 
 def add_alphazero_flags(parser: argparse.ArgumentParser) -> None:
@@ -55,12 +62,15 @@ ALPHAZERO_FLAGS = (
      "visited move; default: 1.0)"),
     ("--temperature-moves", int, None, "moves of each game played at --temperature, then the "
      "most visited (default: 4)"),
-    ("--games-per-round", int, 0, "self-play games per round (default: 64)"),
+    ("--games-per-round", int, 0, "self-play games per round, searched at once (default: 64; "
+     "their search trees and samples at most 4 GiB on the board)"),
     ("--steps-per-round", int, 0, "gradient steps after each round (default: 16)"),
-    ("--batch-size", int, 0, "samples per gradient step (default: 128)"),
-    ("--buffer-size", int, 0, "replay buffer samples (default: 20000)"),
-    ("--learning-rate", float, 0.0, "AdamW learning rate (default: 0.002)"),
-    ("--weight-decay", float, None, "AdamW weight decay, >= 0 (default: 0.0001)"),
+    ("--batch-size", int, 0, "samples per gradient step (default: 128; the network's "
+     "activations at most 4 GiB on the board)"),
+    ("--buffer-size", int, 0, "replay buffer samples (default: 20000; at most 1 GiB of them "
+     "on the board)"),
+    ("--learning-rate", float, 0.0, "AdamW learning rate, in (0, 1] (default: 0.002)"),
+    ("--weight-decay", float, None, "AdamW weight decay, in [0, 1] (default: 0.0001)"),
     ("--channels", int, 0, "network width (default: 32)"),
     ("--blocks", int, None, "residual blocks, >= 0 (default: 2)"),
 )
@@ -153,11 +163,25 @@ def _shown(value: Any) -> str:
 
 def _run_folder(run: Path, state_file: str) -> Path:
     """The run folder ``run`` names (its state file's path names it too), else a ValueError."""
+    from agents.run_folder import LOCK
+    from gym_tictactoe.files import kind
+
     if run.name == state_file and run.is_file():
         run = run.parent
-    if not (run / state_file).is_file():
+    try:
+        mode = os.lstat(run / state_file).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        if (run / LOCK).is_file():  # reserved by a run that was killed before it saved one
+            raise ValueError(f"--resume {run}: no {state_file} there: its run was stopped "
+                             "before its first checkpoint, so nothing can be resumed (the "
+                             "next run of the same name in its folder removes it)") from None
         raise ValueError(f"--resume {run}: no {state_file} there, so not the run folder of a "
-                         "train.py --algo alphazero run (it saves one at each checkpoint)")
+                         "train.py --algo alphazero run (it saves one at each checkpoint)"
+                         ) from None
+    if not stat.S_ISREG(mode):  # a link too: the checkpoints would be written through it
+        what = "a symbolic link" if stat.S_ISLNK(mode) else kind(mode)
+        raise ValueError(f"--resume {run}: its {state_file} is {what}, not a regular file: "
+                         "train.py saves a regular file there at each checkpoint")
     if not re.fullmatch(r".+_[0-9]+", run.resolve().name):
         raise ValueError(f"--resume {run}: a run folder is named NAME_N (N = 1, 2...), as "
                          "train.py made it")
@@ -174,6 +198,39 @@ def _check_finished(args: argparse.Namespace, run: Path, saved: Any) -> None:
         raise ValueError(f"--resume {run}: that run is finished ({games:,} games, "
                          f"{seconds / 60:.1f} minutes of training): give a larger --episodes "
                          "or --minutes to continue it (into a new run folder)")
+
+
+def check_limits(config: RunConfig) -> None:
+    """AlphaZero's settings (each one's bounds and the memory they imply on the board) and its
+    actors on a local Ray, SB3's --n-envs: a ValueError of one line before anything runs."""
+    if config.kind == "alphazero":
+        from agents.alphazero.run import settings_of
+        from agents.alphazero.workers import check_workers
+
+        settings_of(config)
+        if config.workers is not None:
+            check_workers(config.workers, config.ray_address)
+    check_sb3_envs(config)
+
+
+def check_sb3_envs(config: RunConfig) -> None:
+    """--n-envs of an SB3 algorithm as the model loader accepts it (``agents.limits``): at most
+    ``MAX_N_ENVS`` envs and, for PPO, a rollout buffer of ``n_steps`` transitions of each within
+    ``MAX_BUFFER_BYTES`` on the run's board. A ValueError of one line, before anything is
+    built."""
+    if config.kind != "sb3" or config.n_envs is None:
+        return
+    check_int(config.n_envs, "--n-envs", 1, MAX_N_ENVS, note=" (SB3's envs stepped together)")
+    if config.algo == "dqn":  # its replay buffer has a length of its own, within the limit
+        return
+    try:
+        from agents.sb3 import HYPERPARAMETERS
+    except ImportError:  # train.py names the extra to install next
+        return
+    steps, board = HYPERPARAMETERS[config.algo]["n_steps"], config.board
+    check_bytes("--n-envs", config.n_envs, steps * sb3_transition_bytes(config.algo,
+                board.n_cells), MAX_BUFFER_BYTES, board.name,
+                f"the rollout buffer of {steps} transitions an env")
 
 
 # Tabular Q's steering at each checkpoint (agents.q_focus), refused for the other algorithms.

@@ -98,7 +98,9 @@ class RunConfig:
             object.__setattr__(self, "eval_every", table[self.kind])
         if self.name is None:
             board = "" if self.board == game.TICTACTOE else f"-{self.board.name}"
-            object.__setattr__(self, "name", f"{self.algo}{board}-seed{self.seed}")
+            # A self-play run apart at a glance from one against an opponent (q-seed0_3).
+            self_play = "-self-play" if self.opponent == "self" else ""
+            object.__setattr__(self, "name", f"{self.algo}{board}{self_play}-seed{self.seed}")
 
     @property
     def kind(self) -> str:

@@ -16,8 +16,14 @@ An AlphaZero run reserves its number when it starts and saves its training state
 trains (``checkpoint.npz``, replaced atomically at each checkpoint), so that a killed run can be
 continued (``train.py --resume OUT/STEM_N``, :meth:`RunFolder.reopen`): a folder holding a
 checkpoint but no ``results.json`` is an unfinished run. When it ends, its other files are moved
-in beside the checkpoint, ``results.json`` last. While it trains it holds the folder's lock file
-(``.training.lock``, removed at the end), so a second ``--resume`` of it is refused in one line.
+in beside the checkpoint, ``results.json`` last. While it trains it holds a lock on the folder
+itself (``flock`` on the open folder, released by the system when the process ends in any way),
+so a second ``--resume`` of it is refused in one line whatever happens to the folder's files;
+``.training.lock``, a file beside the checkpoint, only shows that a run holds it (removed at the
+end). A reserved folder that holds nothing to resume from (no checkpoint: a run killed outright
+before its first one) is removed by the next run of the same stem in ``OUT`` once no process
+holds its lock, as the temporary folders are; and a reopened or finished folder is rid of the
+temporary files that writers killed in the middle of a checkpoint left there.
 """
 
 from __future__ import annotations
@@ -32,13 +38,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from gym_tictactoe.files import _process_exists  # the same liveness probe as for files
+from gym_tictactoe.files import (
+    _process_exists,  # the same liveness probe as for files
+    remove_temporaries,
+)
+
+try:
+    import fcntl
+except ImportError:  # Windows: a lock file (filelock) instead of a lock on the folder
+    fcntl = None  # type: ignore[assignment]
 
 NAME_MAX = 255  # bytes in a folder name on common file systems
 # The temporary folder's name adds ".", ".PID" (up to 7 digits), ".XXXXXXXX" and ".partial".
 STEM_MAX = NAME_MAX - 26
 FULL = (errno.ENOSPC, errno.EDQUOT)
 LOCK = ".training.lock"  # in a run folder while a process trains there (RunFolder.lock)
+STATE = "checkpoint.npz"  # what a run that can resume saves there (agents.alphazero.state)
 
 
 class OutputError(Exception):
@@ -49,6 +64,9 @@ def check_stem(stem: str) -> str:
     """``stem`` if it can name run folders; else a ValueError saying what is allowed."""
     if not stem or Path(stem).name != stem or stem in (".", ".."):
         raise ValueError(f"--name must be a plain folder name; got {stem!r}")
+    if not stem.isprintable():  # a newline or an escape sequence would garble every listing
+        raise ValueError(f"--name must be printable: no control characters such as a newline "
+                         f"or an escape; got {stem!r}")
     size = len(os.fsencode(stem))
     if size > STEM_MAX:
         raise ValueError(f"--name is {size} bytes long; a folder name has at most {NAME_MAX}, "
@@ -120,31 +138,30 @@ class RunFolder:
             folder.final = None  # the other process's folder: discard leaves it alone
             folder.discard()
             raise
+        remove_temporaries(run, any_writer=True)  # ours alone now: a killed save's leftovers
         return folder
 
     def lock(self) -> None:
-        """Hold the reserved folder's lock file (``LOCK``) until :meth:`commit` or
-        :meth:`discard`: a run that trains there, fresh or resumed, is the only one. A
-        ValueError of one line when another process holds it."""
-        from filelock import FileLock, Timeout  # torch's dependency, so AlphaZero's too
-
+        """Hold the reserved folder's lock until :meth:`commit` or :meth:`discard` (and show
+        it with the file ``LOCK``): a run that trains there, fresh or resumed, is the only one.
+        A ValueError of one line when another process holds it."""
         assert self.final is not None, "reserve the folder first"
         if self._lock is not None:
             return
-        lock = FileLock(self.final / LOCK, timeout=0)
-        try:
-            lock.acquire()
-        except Timeout:
+        lock = hold(self.final)
+        if lock is None:
             raise ValueError(f"{self.final} is being trained by another process now; "
-                             "--resume it once that process has stopped") from None
+                             "--resume it once that process has stopped")
         self._lock = lock
+        with contextlib.suppress(OSError), open(self.final / LOCK, "w") as shown:
+            shown.write(f"{os.getpid()}\n")
 
     def _unlock(self) -> None:
         if self._lock is not None:
-            self._lock.release()
-            self._lock = None
             with contextlib.suppress(OSError):
                 os.unlink(self.final / LOCK)  # type: ignore[operator]
+            release(self._lock)
+            self._lock = None
 
     def file(self, name: str) -> Path:
         """Where to write the run's file ``name`` now."""
@@ -179,6 +196,7 @@ class RunFolder:
         final = self.final if self.final is not None else self.reserve()
         with self.writing(final.name):
             if any(final.iterdir()):  # a run that saved its state there as it trained
+                remove_temporaries(final, any_writer=True)  # we hold it: none is live
                 # results.json last: once it is there the run is finished
                 for name in sorted(os.listdir(self.temp), key=lambda n: n == "results.json"):
                     os.replace(self.temp / name, final / name)
@@ -201,9 +219,11 @@ class RunFolder:
 
 
 def remove_stale(out: Path, stem: str) -> list[Path]:
-    """Remove the temporary folders of ``stem`` in ``out`` whose writing process is gone;
-    returns them. Those of live processes (a run still training) are left alone."""
+    """Remove the temporary folders of ``stem`` in ``out`` whose writing process is gone, and
+    its reserved run folders that hold nothing to resume from and no live lock; returns them.
+    Those of live processes (a run still training) are left alone."""
     pattern = re.compile(rf"\.{re.escape(stem)}\.(\d+)\.[a-z0-9_]{{8}}\.partial")
+    reserved = re.compile(rf"{re.escape(stem)}_[0-9]+")
     removed = []
     for entry in os.scandir(out):
         found = pattern.fullmatch(entry.name)
@@ -211,4 +231,75 @@ def remove_stale(out: Path, stem: str) -> list[Path]:
                 and not _process_exists(int(found.group(1))):
             shutil.rmtree(entry.path, ignore_errors=True)
             removed.append(Path(entry.path))
+        elif reserved.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False) \
+                and _remove_abandoned(Path(entry.path)):
+            removed.append(Path(entry.path))
     return removed
+
+
+def _remove_abandoned(folder: Path) -> bool:
+    """Remove ``folder`` if a run reserved it (its ``LOCK`` file is there), left nothing to
+    resume from (no ``STATE``, no other file but our temporaries) and no process holds it."""
+    if fcntl is None or not _nothing_to_resume(folder):  # a lock file alone proves nothing
+        return False
+    try:
+        lock = hold(folder)
+    except OSError:  # gone already, or not ours to open
+        return False
+    if lock is None:
+        return False
+    try:
+        if not _nothing_to_resume(folder):  # its run saved a checkpoint before it let go
+            return False
+        remove_temporaries(folder, any_writer=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(folder / LOCK)
+        folder.rmdir()  # anything else in it (not ours) keeps it
+        return True
+    except OSError:
+        return False
+    finally:
+        release(lock)
+
+
+def _nothing_to_resume(folder: Path) -> bool:
+    """Whether ``folder`` holds its ``LOCK`` file and nothing else but hidden files (no
+    ``STATE``, no results): a reserved run folder that no run can continue from."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    return LOCK in names and all(name.startswith(".") for name in names)
+
+
+def hold(folder: Path) -> Any:
+    """A lock on ``folder`` held until :func:`release` (or the process ends, however), or
+    None when another process holds it: ``flock`` on the open folder, so that no file in it,
+    deleted or replaced, can let a second holder in. Without ``flock`` (Windows), the lock
+    file ``LOCK`` in it (filelock)."""
+    if fcntl is not None:
+        handle = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return handle
+        except OSError as error:
+            os.close(handle)
+            if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                return None
+            # a file system without flock: the lock file below
+    from filelock import FileLock, Timeout  # torch's dependency, so AlphaZero's too
+
+    lock = FileLock(folder / LOCK, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        return None
+    return lock
+
+
+def release(lock: Any) -> None:
+    """Let go of a lock from :func:`hold`."""
+    if isinstance(lock, int):
+        os.close(lock)  # closing the folder releases its flock
+    else:
+        lock.release()

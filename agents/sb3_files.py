@@ -30,6 +30,7 @@ from stable_baselines3.common.utils import FloatSchedule, LinearSchedule
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.archives import one_line, open_zip, read_member
+from agents.limits import MAX_BUFFER_BYTES, MAX_N_ENVS, sb3_transition_bytes
 from agents.sb3 import ALGO_CLASSES, ALGOS, algo_of, check_algo, observation_space
 from agents.sb3_network import Network, network, read_weights
 from gym_tictactoe import game
@@ -43,8 +44,6 @@ _SMALL = 64 * 1024
 # come from the network the settings describe. Any other member is refused.
 MEMBER_BYTES = {"data": 4 * 2**20, MARKER: _SMALL, "pytorch_variables.pth": _SMALL,
                 "_stable_baselines3_version": 64, "system_info.txt": _SMALL}
-MAX_N_ENVS = 2**16
-MAX_BUFFER_BYTES = 2**30  # a replay or rollout buffer; ours take 5-20 MB
 
 
 def save_model(model: BaseAlgorithm, path: str | os.PathLike,
@@ -234,10 +233,15 @@ def _check_members(archive: zipfile.ZipFile, path: Path) -> dict[str, zipfile.Zi
 def _json(archive: zipfile.ZipFile, name: str, path: Path) -> Any:
     raw = read_member(archive, name, MEMBER_BYTES[name], partial(_not_ours, path))
     try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        return json.loads(raw.decode("utf-8"), parse_constant=_not_finite)
+    except (ValueError, RecursionError) as error:  # UnicodeDecodeError, JSONDecodeError too
         raise ValueError(f"{path}: member {name!r} is not JSON ({one_line(error)}): "
                          f"{EXPECTED}") from None
+
+
+def _not_finite(constant: str) -> None:
+    """Python's json reads NaN and Infinity, which JSON has not: no setting of ours is one."""
+    raise ValueError(f"{constant} is not a finite number")
 
 
 def _check_settings(marker: dict[str, Any], data: dict[str, Any], n_cells: int,
@@ -287,8 +291,7 @@ def _buffer_problems(algo: str, data: dict[str, Any], n_cells: int) -> list[str]
                 if data.get(name, {}) != {}]
     if not isinstance(data.get("optimize_memory_usage", False), bool):
         problems.append("optimize_memory_usage must be true or false")
-    # Per transition: the observation (twice for a replay buffer) in float32, and a few floats.
-    per_step = 4 * 3 * n_cells * (2 if algo == "dqn" else 1) + 64 + n_cells
+    per_step = sb3_transition_bytes(algo, n_cells)
     steps = length if algo == "dqn" else length * n_envs
     if steps * per_step > MAX_BUFFER_BYTES:
         problems.append(f"{key} {length:,} with {n_envs:,} envs needs a buffer of "

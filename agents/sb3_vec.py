@@ -13,8 +13,9 @@ result the way SB3's ``DummyVecEnv`` of monitored ``TicTacToeEnv`` s does:
   with ``infos[i]["TimeLimit.truncated"] = False`` (games end by themselves).
 * **Episode statistics** as Monitor records them, ``infos[i]["episode"] = {"r", "l", "t"}``, so
   SB3 logs ``ep_rew_mean`` and ``ep_len_mean``; ``env_is_wrapped(Monitor)`` is therefore True.
-  ``infos[i]["winner"]`` is ``"X"``, ``"O"`` or None there too. Boards whose episode goes on get
-  an empty info dict: building the single env's full info per board would cost more than the step.
+  ``infos[i]["winner"]`` is ``"X"``, ``"O"`` or ``""`` (a draw) there too. Boards whose episode
+  goes on get an empty info dict: building the single env's full info per board would cost more
+  than the step.
 * **Masks.** ``env_method("action_masks")`` (what sb3-contrib's MaskablePPO calls) returns one
   bool row per board, and :meth:`action_masks` the whole ``(num_envs, 9)`` array.
 * **Seeding.** One generator drives every board: ``seed(s)`` seeds the next ``reset`` with ``s``.
@@ -44,6 +45,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvS
 
 from agents.sb3_policy import board_space
 from gym_tictactoe.checks import check_flag
+from gym_tictactoe.envs.options import WINNER_NAMES
 from gym_tictactoe.envs.vector import TicTacToeVectorEnv
 from gym_tictactoe.envs.wrappers import one_hot, one_hot_space
 from gym_tictactoe.game.symmetry import canonicalize, transform_cells, uncanonical_actions
@@ -54,7 +56,6 @@ __all__ = ["TicTacToeSB3VecEnv"]
 
 # Methods whose vector-env result has one entry per board; env_method hands out entry i to board i.
 PER_BOARD_METHODS = ("action_masks", "render")
-_WINNER_NAMES = (None, "X", "O")  # by the vector env's winner code (0 = a draw)
 
 
 class TicTacToeSB3VecEnv(VecEnv):
@@ -183,7 +184,7 @@ class TicTacToeSB3VecEnv(VecEnv):
         elapsed = round(time.time() - self._t_start, 6)
         for board, final, mark, ep_return, length in zip(*columns, strict=True):
             infos[board] = {"terminal_observation": final, "TimeLimit.truncated": False,
-                            "winner": _WINNER_NAMES[mark],
+                            "winner": WINNER_NAMES[mark],
                             "episode": {"r": ep_return, "l": length, "t": elapsed}}
         self._returns[ended] = 0.0
         self._lengths[ended] = 0

@@ -30,7 +30,7 @@ import numpy.typing as npt
 from gym_tictactoe import game
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import write_json
+from progress import results_file, writable, write_json
 
 from gym_tictactoe.players.search import AlphaBetaPlayer
 from gym_tictactoe.players.threats import Geometry, geometry
@@ -157,8 +157,10 @@ def report(results: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer positions and games")
-    parser.add_argument("--json", type=Path, help="also write the numbers to this file")
+    parser.add_argument("--json", type=results_file, help="also write the numbers to this file")
     args = parser.parse_args(argv)
+    if args.json:
+        writable(args.json, "alphabeta.py")
     results = measure(count=20, games=4) if args.quick else measure()
     print(report(results))
     if args.json:

@@ -36,37 +36,49 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, seed_runs, train_results, writable, write_json
+from progress import (
+    RUNS,
+    board,
+    processes,
+    results_file,
+    seed_runs,
+    train_results,
+    writable,
+    write_json,
+)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    from agents.run_arguments import checked
+    from gym_tictactoe.cli.arguments import positive_int, seed_arg, simulations_arg
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", nargs="+", type=int, default=None,
+    parser.add_argument("--seeds", nargs="+", type=seed_arg, default=None,
                         help="default: 0-4, with --minutes 0 alone")
-    parser.add_argument("--board", default="3x3x3", help="RxCxK (default: %(default)s)")
-    parser.add_argument("--episodes", type=int, default=30_000,
+    parser.add_argument("--board", type=board, default="3x3x3", help="RxCxK (default: %(default)s)")
+    parser.add_argument("--episodes", type=positive_int, default=30_000,
                         help="self-play games per run at most (default: %(default)s)")
-    parser.add_argument("--search", type=int, default=None, metavar="N",
+    parser.add_argument("--search", type=simulations_arg, default=None, metavar="N",
                         help="also evaluate the saved network with a search of N simulations")
-    parser.add_argument("--speed", nargs="+", default=None, metavar="RxCxK",
+    parser.add_argument("--speed", nargs="+", type=board, default=None, metavar="RxCxK",
                         help="instead: self-play speed of an untrained network on these boards")
-    parser.add_argument("--workers", nargs="+", type=int, default=[], metavar="N",
+    parser.add_argument("--workers", nargs="+", type=processes, default=[], metavar="N",
                         help="with --speed: also in N Ray actors on a local Ray, for each N")
-    parser.add_argument("--rounds", type=int, default=4,
+    parser.add_argument("--rounds", type=positive_int, default=4,
                         help="with --speed: rounds of 64 games timed (default: %(default)s)")
-    parser.add_argument("--out", type=Path, default=None,
+    parser.add_argument("--out", type=results_file, default=None,
                         help="results JSON (default: runs/benchmarks/alphazero.json, with "
                              "--minutes alphazero_BOARD.json)")
     long_runs = parser.add_argument_group("long runs (--minutes)")
-    long_runs.add_argument("--minutes", type=float, default=None,
+    long_runs.add_argument("--minutes", type=checked(float, 0), default=None,
                            help="one train.py run per seed of this many minutes of training")
-    long_runs.add_argument("--eval-minutes", type=float, default=15.0,
+    long_runs.add_argument("--eval-minutes", type=checked(float, 0), default=15.0,
                            help="exact checkpoint period in training minutes (default: 15)")
     long_runs.add_argument("--runs", type=Path, default=None, help="where the runs are kept "
                            "(default: runs/benchmarks/alphazero-BOARD)")
     long_runs.add_argument("--resume", action="store_true",
                            help="continue each seed's run found in --runs")
-    long_runs.add_argument("--learning-rate", type=float, default=None, metavar="X",
+    long_runs.add_argument("--learning-rate", type=checked(float, 0), default=None, metavar="X",
                            help="with --resume and more --minutes: a finished run goes on at "
                                 "this learning rate (train.py --learning-rate)")
     args = parser.parse_args(argv)

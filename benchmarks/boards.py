@@ -43,10 +43,10 @@ def ours_single(rows: int, cols: int, win_length: int, opponent: str) -> Play:
 
     def play() -> int:
         _, info = env.reset()
-        moves, done = int("opponent_action" in info), False
+        moves, done = int(info["opponent_action"] >= 0), False
         while not done:
             _, _, done, _, info = env.step(pick(info["action_mask"], rnd))
-            moves += 1 + ("opponent_action" in info)
+            moves += 1 + (info["opponent_action"] >= 0)
         return moves
     return play
 

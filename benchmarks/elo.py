@@ -32,42 +32,56 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress, writable, write_json
+from progress import RUNS, Progress, results_file, writable, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILT_IN = ("random", "heuristic", "montecarlo", "mcts", "alphabeta")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    from gym_tictactoe.cli.arguments import non_negative_int
+    from agents.run_arguments import checked
+    from gym_tictactoe.cli.arguments import (
+        board_arg,
+        non_negative_int,
+        positive_int,
+        seed_arg,
+        simulations_arg,
+    )
+    from gym_tictactoe.cli.match import check_opening
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--board", default="6x6x4", help="RxCxK (default: %(default)s)")
+    parser.add_argument("--board", type=board_arg, default="6x6x4",
+                        help="RxCxK (default: %(default)s)")
     parser.add_argument("--model", type=Path, default=None,
                         help="an AlphaZero model.npz to rate instead of training one")
-    parser.add_argument("--minutes", type=float, default=60.0,
+    parser.add_argument("--minutes", type=checked(float, 0), default=60.0,
                         help="AlphaZero training time when training (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--simulations", type=int, default=100,
+    parser.add_argument("--seed", type=seed_arg, default=0)
+    parser.add_argument("--simulations", type=simulations_arg, default=100,
                         help="the searching player's simulations a move (default: %(default)s)")
-    parser.add_argument("--games", type=int, default=10,
+    parser.add_argument("--games", type=positive_int, default=10,
                         help="games per ordered pairing (default: %(default)s)")
     parser.add_argument("--opening", type=non_negative_int, default=2,
                         help="random plies opening every game (seeded), so that two players "
-                             "that always answer alike play different games (default: "
-                             "%(default)s)")
+                             "that always answer alike play different games; at most the "
+                             "board's cells - 1, never ending a game (default: %(default)s)")
     parser.add_argument("--resume", type=Path, default=None, metavar="RUN",
                         help="continue an unfinished training run folder first")
-    parser.add_argument("--out", type=Path, default=RUNS / "elo.json",
+    parser.add_argument("--out", type=results_file, default=RUNS / "elo.json",
                         help="results JSON (default: %(default)s)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    try:
+        check_opening(args.opening, args.board)
+    except ValueError as error:
+        parser.error(f"--{error}")
+    return args
 
 
 def train(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
     """The trained model's path and the run's training figures."""
     out = ROOT / RUNS / "elo"
     command = (["train.py", "--resume", str(args.resume), "--no-progress"] if args.resume else
-               ["train.py", "--algo", "alphazero", "--board", args.board, "--seed",
+               ["train.py", "--algo", "alphazero", "--board", args.board.name, "--seed",
                 str(args.seed), "--minutes", str(args.minutes), "--eval-minutes",
                 str(args.minutes), "--games", "10", "--no-progress", "--out", str(out)])
     print("$ python " + " ".join(command), file=sys.stderr, flush=True)
@@ -96,11 +110,10 @@ def training_of(model: Path) -> dict[str, Any]:
 
 def play(args: argparse.Namespace, model: Path, save: Any) -> tuple[list[str], list]:
     """Every ordered pairing's tally, one X player's row at a time, saved after each row."""
-    from gym_tictactoe import game
     from gym_tictactoe.cli import models as cli_models
     from gym_tictactoe.cli import pairing
 
-    rules = game.rules(*(int(side) for side in args.board.split("x")))
+    rules = args.board
     players = [*BUILT_IN, str(model), f"{model}:simulations={args.simulations}"]
     loaded = cli_models.players_for(players, rules, "arena")
     if loaded is None:
@@ -126,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     model, training = (args.model, training_of(args.model)) if args.model else train(args)
 
     def save(players: list[str], rows: list, ratings: list | None = None) -> None:
-        write_json(args.out, {"command": " ".join(["python", *sys.argv]), "board": args.board,
+        write_json(args.out, {"command": " ".join(["python", *sys.argv]), "board": args.board.name,
                               "games_per_pairing": args.games, "opening_plies": args.opening,
                               "training": training,
                               "players": players, "pairings": rows, "ratings": ratings,

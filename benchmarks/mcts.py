@@ -30,7 +30,7 @@ import numpy as np
 from gym_tictactoe import game
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import write_json
+from progress import results_file, writable, write_json
 
 from gym_tictactoe.players.mcts import MCTSPlayer
 
@@ -135,8 +135,10 @@ def _line(board: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer games and simulations")
-    parser.add_argument("--out", type=Path, help="also write the numbers to this JSON file")
+    parser.add_argument("--out", type=results_file, help="also write the numbers to this JSON file")
     args = parser.parse_args(argv)
+    if args.out:
+        writable(args.out, "mcts.py")
     start = time.time()
     results = measure(QUICK if args.quick else BOARDS)
     results["wall_seconds"] = round(time.time() - start, 1)

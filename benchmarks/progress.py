@@ -8,6 +8,7 @@ Within one long unit (a 4x4 Q-learning run), ``line`` says how far it is with it
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -42,6 +43,49 @@ def line(done: float, total: float, elapsed: float) -> str:
     return f"{duration(elapsed)} so far, about {duration(left)} left"
 
 
+def board(text: str) -> str:
+    """An argparse type: a board ``RxCxK`` by the command line's rule (``board_arg``), as its
+    name (``3x3`` is ``3x3x3``), checked before any work."""
+    from gym_tictactoe.cli.arguments import board_arg
+
+    return board_arg(text).name
+
+
+def tabled_board(text: str) -> str:
+    """An argparse type: a board of at most 16 cells (one the solver tables), as its name."""
+    from gym_tictactoe.cli.arguments import board_arg
+
+    rules = board_arg(text)
+    try:
+        rules.check_solvable("this benchmark")
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return rules.name
+
+
+def processes(text: str) -> int:
+    """An argparse type: processes at once, from 1 to the CPUs here (more would only share
+    them, each with its own memory)."""
+    from gym_tictactoe.checks import check_int
+
+    cpus = os.cpu_count() or 1
+    try:
+        return check_int(int(text), "processes at once", 1, cpus,  # type: ignore[return-value]
+                         note=" (the CPUs here)")
+    except ValueError as error:
+        message = str(error) if "processes" in str(error) else f"expected an integer, got {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+
+
+def results_file(text: str) -> Path:
+    """An argparse type: the path of a results file. A name ending in a slash means a folder:
+    refused, so that ``--out D/`` is not written to a file called ``D``."""
+    if not text or text.endswith(("/", os.sep)):
+        raise argparse.ArgumentTypeError(f"expected the path of a results file, such as "
+                                          f"{text or 'DIR/'}results.json; got {text!r}")
+    return Path(text)
+
+
 def writable(path: Path, program: str) -> Path:
     """``path`` once its folder exists and can be written, before any work is done; else one line
     on stderr and exit 2 (a typo in --out must not cost an hour of measurements)."""
@@ -56,10 +100,24 @@ def writable(path: Path, program: str) -> Path:
         else:
             if not os.access(path.parent, os.W_OK):
                 reason = f"{path.parent} is not writable"
+            elif path.is_symlink() or path.exists():
+                reason = _not_replaceable(path)
     if reason:
         print(f"{program}: cannot write {path}: {reason}", file=sys.stderr)
         raise SystemExit(2)
     return path
+
+
+def _not_replaceable(path: Path) -> str | None:
+    """Why the atomic writer would refuse to replace ``path`` (a named pipe, a dangling link, a
+    link to a folder...), or None."""
+    from gym_tictactoe.files import replaceable
+
+    try:
+        replaceable(path)
+    except (OSError, ValueError) as error:
+        return str(error)
+    return None
 
 
 class Progress:
@@ -106,8 +164,8 @@ def seed_runs(seeds: Sequence[int], run_seed: Callable[[int, Path], dict[str, An
     return runs
 
 
-# What train.py --no-progress prints at each checkpoint on boards over 12 cells, before and after
-# it (gym_tictactoe.evaluation.report's checkpoint_message and checkpoint_result): passed on, so
+# What train.py --no-progress prints at each checkpoint, before and after it
+# (gym_tictactoe.evaluation.report's checkpoint_message and checkpoint_result): passed on, so
 # that a run of an hour shows how far it is; the rest of its output (the final table) is not.
 CHECKPOINT_LINES = ("exact evaluation at ", "games at ", "  optimal-move rate ", "  score against ")
 

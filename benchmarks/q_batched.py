@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress, writable
+from progress import RUNS, Progress, results_file, writable
 
 from gym_tictactoe.cli.arguments import board_arg, positive_int
 
@@ -42,7 +42,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--episodes", type=positive_int, default=20_000,
                         help="episodes per sequential measurement (default: %(default)s)")
     parser.add_argument("--rounds", type=positive_int, default=3)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
+    parser.add_argument("--out", type=results_file, default=DEFAULT_OUT,
                         help="results JSON path (default: %(default)s)")
     return parser.parse_args(argv)
 

@@ -31,27 +31,27 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, line, writable
+from progress import RUNS, line, results_file, tabled_board, writable
 
-from gym_tictactoe.cli.arguments import probability
+from gym_tictactoe.cli.arguments import non_negative_int, positive_int, probability, seed_arg
 
 DEFAULT_OUT = RUNS / "q_boards.json"
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--episodes", type=int, default=1_000_000, help="budget per board")
-    parser.add_argument("--boards", nargs="+", default=["4x4x3", "4x4x4"],
+    parser.add_argument("--episodes", type=positive_int, default=1_000_000, help="budget per board")
+    parser.add_argument("--boards", nargs="+", type=tabled_board, default=["4x4x3", "4x4x4"],
                         help="ROWSxCOLSxK boards of at most 16 cells")
-    parser.add_argument("--evals", type=int, default=4, help="exact evaluations per run")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--evals", type=positive_int, default=4, help="exact evaluations per run")
+    parser.add_argument("--seed", type=seed_arg, default=0)
     parser.add_argument("--start", choices=("empty", "random"), default="random",
                         help="where episodes begin (default: random, as in train.py)")
     parser.add_argument("--start-probability", type=probability, default=None,
                         help="share of random starts (default: train.py's)")
-    parser.add_argument("--speed-episodes", type=int, default=20_000,
+    parser.add_argument("--speed-episodes", type=non_negative_int, default=20_000,
                         help="episodes per speed measurement (0: skip)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
+    parser.add_argument("--out", type=results_file, default=DEFAULT_OUT,
                         help="results JSON path (default: %(default)s)")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)  # a child's board
     return parser.parse_args(argv)

@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, writable
+from progress import RUNS, results_file, writable, write_json
 
 from gym_tictactoe.cli.arguments import board_arg, probability
 
@@ -41,7 +41,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         default=[board_arg("4x4x3"), board_arg("4x4x4")])
     parser.add_argument("--epsilon", type=probability, default=0.4)
     parser.add_argument("--gamma", type=probability, default=0.99)
-    parser.add_argument("--out", type=Path, default=RUNS / "q_margins.json")
+    parser.add_argument("--out", type=results_file, default=RUNS / "q_margins.json")
     return parser.parse_args(argv)
 
 
@@ -102,8 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for rules in args.board:
         rows.append(margins(rules, args.epsilon, args.gamma))
         print(json.dumps(rows[-1]), flush=True)
-    args.out.write_text(json.dumps({"command": " ".join(["python", *sys.argv]), "boards": rows},
-                                   indent=2) + "\n")
+    write_json(args.out, {"command": " ".join(["python", *sys.argv]), "boards": rows})
     return 0
 
 

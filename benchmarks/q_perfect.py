@@ -35,19 +35,21 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, line, writable, write_json
+from progress import RUNS, line, results_file, writable, write_json
 
 from agents.q_focus import ALPHA_EPISODES
-from gym_tictactoe.cli.arguments import board_arg, positive_int, probability
+from gym_tictactoe.cli.arguments import board_arg, positive_int, probability, seed_arg
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    from agents.run_arguments import checked
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--board", type=board_arg, default="4x4x3", help="RxCxK, at most 16 cells")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed_arg, default=0)
     parser.add_argument("--batch", type=positive_int, default=4096, help="boards at once")
     parser.add_argument("--episodes", type=positive_int, default=200_000_000, help="budget")
-    parser.add_argument("--minutes", type=float, default=20.0, help="wall-time bound")
+    parser.add_argument("--minutes", type=checked(float, 0), default=20.0, help="wall-time bound")
     parser.add_argument("--eval-every", type=positive_int, default=2_000_000)
     parser.add_argument("--start-probability", type=probability, default=None,
                         help="share of exploring starts (default: train.py's)")
@@ -73,7 +75,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="over this many episodes (with --alpha-end)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="a QLearningConfig hyper-parameter, e.g. epsilon_end=0.5")
-    parser.add_argument("--out", type=Path, default=None,
+    parser.add_argument("--out", type=results_file, default=None,
                         help="results JSON, rewritten at every checkpoint (default: "
                              "runs/benchmarks/q_perfect_BOARD_seedSEED.json)")
     args = parser.parse_args(argv)

@@ -20,13 +20,15 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, seed_runs, train_results, writable, write_json
+from progress import RUNS, results_file, seed_runs, train_results, writable, write_json
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    from gym_tictactoe.cli.arguments import seed_arg
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
-    parser.add_argument("--out", type=Path, default=RUNS / "q_seeds.json",
+    parser.add_argument("--seeds", nargs="+", type=seed_arg, default=[0, 1, 2, 3, 4])
+    parser.add_argument("--out", type=results_file, default=RUNS / "q_seeds.json",
                         help="results JSON (default: %(default)s)")
     return parser.parse_args(argv)
 

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress, train_results, writable, write_json
+from progress import RUNS, Progress, results_file, train_results, writable, write_json
+from progress import board as board_name
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -31,16 +32,18 @@ from agents.numerics import REPRODUCIBLE  # noqa: E402  (after the path above)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    from gym_tictactoe.cli.arguments import positive_int, seed_arg
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--algos", nargs="+", default=["maskable-ppo", "dqn"],
                         choices=["maskable-ppo", "ppo", "dqn"])
-    parser.add_argument("--boards", nargs="+", default=["4x4x3", "4x4x4"])
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--timesteps", type=int, default=5_000_000,
+    parser.add_argument("--boards", nargs="+", type=board_name, default=["4x4x3", "4x4x4"])
+    parser.add_argument("--seed", type=seed_arg, default=0)
+    parser.add_argument("--timesteps", type=positive_int, default=5_000_000,
                         help="budget per run (default: %(default)s)")
-    parser.add_argument("--eval-every", type=int, default=1_000_000,
+    parser.add_argument("--eval-every", type=positive_int, default=1_000_000,
                         help="timesteps between exact evaluations (default: %(default)s)")
-    parser.add_argument("--out", type=Path, default=RUNS / "sb3_boards.json",
+    parser.add_argument("--out", type=results_file, default=RUNS / "sb3_boards.json",
                         help="results JSON (default: %(default)s)")
     return parser.parse_args(argv)
 

@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress, writable, write_json
+from progress import RUNS, Progress, results_file, writable, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from agents.numerics import REPRODUCIBLE, numerics  # noqa: E402  (after the path above)
-from gym_tictactoe.cli.arguments import positive_int  # noqa: E402
+from gym_tictactoe.cli.arguments import positive_int, seed_arg  # noqa: E402
 
 # One change each from agents.sb3.HYPERPARAMETERS (the 3x3 settings train.py uses everywhere).
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -53,10 +53,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--boards", nargs="+", default=["4x4x4"], choices=["3x3", "4x4x3", "4x4x4"])
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed_arg, default=0)
     parser.add_argument("--timesteps", type=positive_int, default=1_000_000,
                         help="budget per run (default: %(default)s)")
-    parser.add_argument("--out", type=Path, default=RUNS / "sb3_variants.json",
+    parser.add_argument("--out", type=results_file, default=RUNS / "sb3_variants.json",
                         help="results JSON (default: %(default)s)")
     parser.add_argument("--append", action="store_true",
                         help="keep the runs already in --out (a variant and board run again "

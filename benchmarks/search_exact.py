@@ -36,9 +36,12 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
+from progress import results_file, writable
+
 from gym_tictactoe import game
 from gym_tictactoe.cli import models as cli_models
-from gym_tictactoe.cli.arguments import board_arg
+from gym_tictactoe.cli.arguments import board_arg, player_spec
 from gym_tictactoe.evaluation import best_response, perfect_results
 from gym_tictactoe.files import atomic_path
 from gym_tictactoe.players.opponents import parse_opponent
@@ -162,8 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--boards", nargs="+", type=board_arg,
                         default=[game.rules(3, 3, 3), game.rules(4, 4, 3)])
-    parser.add_argument("--players", nargs="+", default=list(PLAYERS))
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--players", nargs="+", type=player_spec, default=list(PLAYERS))
+    parser.add_argument("--out", type=results_file, default=DEFAULT_OUT)
     parser.add_argument("--cache", type=Path, default=None, metavar="DIR",
                         help="keep a built-in player's moves in DIR as they are found, so a "
                         "stopped run resumes there (the CPU time reported is every sitting's)")
@@ -171,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="keep --out's runs (replacing those of the same board and player)"
                         " and add these, each with its command")
     args = parser.parse_args(argv)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+    writable(args.out, "search_exact.py")
     if args.cache is not None:
         args.cache.mkdir(parents=True, exist_ok=True)
     if any(cli_models.is_model_path(spec) for spec in args.players):

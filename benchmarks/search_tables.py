@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from commands import recorded
 from speed_table import markdown, ratio
 
 
@@ -152,7 +153,7 @@ def elo(results: Path) -> str:
             mark = {"lower": "≥ ", "upper": "≤ "}.get(rating["bound"], "")
             interval = "" if rating["interval"] is None else f" ± {rating['interval']:.0f}"
             rows.append([board, _elo_player(rating["name"], data["training"]),
-                         f"{mark}{rating['elo']:.0f}{interval}",
+                         f"{mark}{round(rating['elo'])}{interval}",
                          f"{100 * rating['points'] / rating['games']:.0f}% of {rating['games']}"])
     return markdown(["board", "player", "Elo (95% interval)", "score (games)"], rows)
 
@@ -196,7 +197,7 @@ def elo_rows(results: Path) -> list[list[str]]:
         minutes = data["training"]["train_seconds"] / 60
         cells.append((board, f"{elo[searched] - elo['alphabeta']:+.0f} Elo on {board} after "
                              f"{minutes:.0f} min of training",
-                      f"`python benchmarks/elo.py --board {board} --minutes {minutes:.0f}`"))
+                      recorded(data)))
     if not cells:
         return []
     return [["AlphaZero (search of " + "/".join(sorted(simulations)) + " simulations) against "

@@ -54,9 +54,11 @@ RUNS.update({f"{name}-empty": [*RUNS[name], "--start", "empty"]
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    from gym_tictactoe.cli.arguments import seed_arg
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", nargs="+", choices=list(RUNS), default=list(RUNS))
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    parser.add_argument("--seeds", nargs="+", type=seed_arg, default=[0])
     parser.add_argument("--out", type=Path, default=OUT,
                         help="folder of the runs and summary (default: %(default)s)")
     parser.add_argument("--native-kernels", action="store_true",

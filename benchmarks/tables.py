@@ -22,6 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
 import search_tables
 import speed_table
+from commands import recorded
 from speed_table import markdown
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -247,11 +248,11 @@ def _self_play_cell(row: dict[str, Any] | None) -> str:
 
 
 def headline(results: Path) -> str:
-    """The front page's summary: one figure of each benchmark, with its command."""
+    """The front page's summary: one figure of each benchmark, with the command its results
+    file records."""
     seeds = [run["perfect_at_episodes"] for run in load(results, "q_seeds.json")["runs"]]
     sb3 = _default_runs(results)
-    perfect = sum(run["perfect"] is not None for run in sb3)
-    budget = max(run["timesteps"] for run in sb3) // 10_000 * 10  # PPO rounds up to a rollout
+    sb3_steps = [run["perfect"] and run["perfect"]["timesteps"] for run in sb3]
     tabular = [row for row in load(results, "self_play_3x3/summary.json")["runs"]
                if row["run"] == "q-3x3"]
     aimed = [load(results, f"q_perfect_4x4x3_focus_seed{seed}.json") for seed in range(3)]
@@ -261,21 +262,21 @@ def headline(results: Path) -> str:
     single = load(results, "speed.json")["medians"]["single env, moves/s"]
     return markdown(["what", "result", "command"], [
         ["tabular Q-learning, 3x3, seeds " + _seeds(len(seeds)), _spread(seeds, "episodes"),
-         "`python train.py --seed S`"],
+         recorded(load(results, "q_seeds.json"))],
         ["DQN / MaskablePPO / PPO, 3x3, seeds " + _seeds(len(sb3) // 3),
-         f"perfect within {budget}k timesteps, every seed" if perfect == len(sb3)
-         else f"perfect in {perfect} of {len(sb3)} runs", "`python benchmarks/training.py`"],
+         _spread(sb3_steps, "timesteps"),
+         recorded(load(results, "training.json"), load(results, "training_ppo.json"))],
         ["tabular self-play, 3x3, seeds " + _seeds(len(tabular)),
          _spread([row["perfect_at"] for row in tabular], "episodes"),
          "`python benchmarks/self_play.py`"],
         ["AlphaZero (raw network), 3x3, seeds " + _seeds(len(zero)),
          _spread([run["perfect_at_games"] for run in zero], "self-play games"),
-         "`python benchmarks/alphazero.py`"],
+         recorded(load(results, "alphazero_3x3.json"))],
         ["tabular Q (batched, aimed starts), 4x4x3 seeds " + _seeds(len(aimed))
          + " / 4x4x4 seed" + ("s " if len(long_4x4x4) > 1 else " ") + _seeds(len(long_4x4x4)),
          _spread([run["perfect_at_episodes"] for run in aimed], "episodes") + " / "
          + _spread([run["perfect_at_episodes"] for run in long_4x4x4], "episodes"),
-         "`python benchmarks/q_perfect.py`"],
+         f"{recorded(*aimed)}; {recorded(*long_4x4x4)}"],
         sb3_boards_row(results),
         *alphazero_long_rows(results),
         *search_tables.elo_rows(results),
@@ -299,8 +300,7 @@ def alphazero_long_rows(results: Path) -> list[list[str]]:
                      f"{last['X']} / {last['O']} against a best response (perfect play: "
                      f"draw / draw), {percent(last['rate'])} optimal moves, after "
                      f"{last['train_seconds'] / 60:.0f} minutes of training",
-                     f"`python benchmarks/alphazero.py --board 4x4x4 --minutes "
-                     f"{data['minutes']:.0f}`"])
+                     recorded(data)])
     return rows
 
 

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress, writable
+from progress import RUNS, Progress, processes, results_file, writable
 
 from agents import sb3
 from agents.numerics import REPRODUCIBLE, numerics
@@ -75,18 +75,20 @@ def opponent(variant: str) -> str:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    from gym_tictactoe.cli.arguments import positive_int, seed_arg
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--algos", nargs="+", default=list(ALGOS), choices=sb3.ALGOS)
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
-    parser.add_argument("--ablation-seeds", nargs="+", type=int, default=None,
+    parser.add_argument("--seeds", nargs="+", type=seed_arg, default=[0, 1, 2, 3, 4])
+    parser.add_argument("--ablation-seeds", nargs="+", type=seed_arg, default=None,
                         help="seeds of the variants other than default (default: --seeds)")
     parser.add_argument("--variants", nargs="+", default=["default"], choices=VARIANTS)
     parser.add_argument("--ablation", action="store_true", help="every variant")
-    parser.add_argument("--timesteps", type=int, default=BUDGET, help="budget per run")
-    parser.add_argument("--eval-every", type=int, default=10_000, help="timesteps between "
+    parser.add_argument("--timesteps", type=positive_int, default=BUDGET, help="budget per run")
+    parser.add_argument("--eval-every", type=positive_int, default=10_000, help="timesteps between "
                         "exact evaluations (the resolution of the figures)")
-    parser.add_argument("--jobs", type=int, default=1, help="runs at once (one per core)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
+    parser.add_argument("--jobs", type=processes, default=1, help="runs at once (one per core)")
+    parser.add_argument("--out", type=results_file, default=DEFAULT_OUT,
                         help="results JSON path (default: %(default)s)")
     parser.add_argument("--native-kernels", action="store_true",
                         help="the CPU's own torch and MKL kernels: faster, but the timesteps "

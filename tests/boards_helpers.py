@@ -13,6 +13,7 @@ from gymnasium.vector.utils import batch_space
 
 from gym_tictactoe import game
 from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.envs.options import WINNER_NAMES
 from gym_tictactoe.envs.vector import TicTacToeVectorEnv
 from gym_tictactoe.players.opponents import (
     EpsilonOpponent,
@@ -148,15 +149,16 @@ def batch_singles(steps: list[tuple], n_cells: int) -> tuple:
     """Single-env results laid out as the vector env lays out its own (see test_vector)."""
     obs, rewards, terminated, truncated, infos = zip(*steps, strict=True)
     cell_dtype = np.int8 if n_cells <= 127 else np.int16
-    illegal = np.array([i.get("illegal_action", False) for i in infos])
+    illegal = np.array([i["illegal_action"] for i in infos])
+    opponent = np.array([i["opponent_action"] for i in infos], cell_dtype)
     info = {
         "action_mask": np.stack([i["action_mask"] for i in infos]),
         "agent_mark": np.array([game.MARKS[i["agent_mark"]] for i in infos], dtype=np.int8),
         "board": np.stack([i["board"] for i in infos]),
-        "opponent_action": np.array([i.get("opponent_action", -1) for i in infos], cell_dtype),
-        "_opponent_action": np.array(["opponent_action" in i for i in infos]),
-        "winner": np.array([game.MARKS.get(i.get("winner"), 0) for i in infos], dtype=np.int8),
-        "_winner": np.array(["winner" in i for i in infos]),
+        "opponent_action": opponent,
+        "_opponent_action": opponent != -1,
+        "winner": np.array([WINNER_NAMES.index(i["winner"]) for i in infos], dtype=np.int8),
+        "_winner": np.array(terminated),
         "illegal_action": illegal,
         "_illegal_action": illegal.copy(),
     }

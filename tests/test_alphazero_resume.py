@@ -4,6 +4,7 @@ every N minutes of training time, AlphaZero's settings as flags, and their bad i
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -53,7 +54,8 @@ def run_folder(out):
     return out / "alphazero-seed0_1"
 
 
-def test_train_py_resumes_an_interrupted_run_into_the_same_folder(tmp_path, monkeypatch):
+def test_train_py_resumes_an_interrupted_run_into_the_same_folder(tmp_path, monkeypatch,
+                                                                  capsys):
     assert train.main([*FLAGS, "--episodes", "16", "--out", str(tmp_path / "whole")]) == 0
     real = az_run.save_state
 
@@ -63,9 +65,12 @@ def test_train_py_resumes_an_interrupted_run_into_the_same_folder(tmp_path, monk
             raise KeyboardInterrupt  # as Ctrl-C (or a kill) after the second checkpoint
 
     monkeypatch.setattr(az_run, "save_state", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        train.main([*FLAGS, "--episodes", "16", "--out", str(tmp_path / "cut")])
+    capsys.readouterr()
+    assert train.main([*FLAGS, "--episodes", "16", "--out", str(tmp_path / "cut")]) == 130
     folder = run_folder(tmp_path / "cut")
+    assert capsys.readouterr().err.strip().splitlines() == [  # one line, where to go on
+        f"Interrupted: {folder} keeps its last checkpoint; train.py --resume {folder} "
+        "continues the run."]
     assert [p.name for p in folder.iterdir()] == [STATE_FILE]  # an unfinished run
     monkeypatch.setattr(az_run, "save_state", real)
     assert train.main(["--resume", str(folder), "--no-progress"]) == 0
@@ -91,7 +96,7 @@ def test_a_run_that_is_training_cannot_be_resumed_by_a_second_process(tmp_path, 
     def second_process(path, trainer, *args):
         real(path, trainer, *args)
         if trainer.games == 4:  # the first run, fresh, has saved a checkpoint and trains on
-            assert (path.parent / LOCK).exists()
+            os.unlink(path.parent / LOCK)  # the lock holds whatever happens to its file
             refused.append(train.main(["--resume", str(path.parent), "--no-progress"]))
 
     monkeypatch.setattr(az_run, "save_state", second_process)
@@ -103,6 +108,52 @@ def test_a_run_that_is_training_cannot_be_resumed_by_a_second_process(tmp_path, 
     assert sorted(p.name for p in folder.iterdir()) == [  # the lock file is gone at the end
         STATE_FILE, "learning_curve.png", "model.npz", "results.json"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["alphazero-seed0_1"]
+
+
+@pytest.mark.parametrize("full_at", [1, 2])
+def test_a_full_disk_at_a_checkpoint_is_one_line_exit_3_and_keeps_the_last_one(
+        tmp_path, monkeypatch, capsys, full_at):
+    import errno
+
+    real, writes = np.savez, []
+
+    def savez(file, *args, **kwargs):
+        writes.append(file)
+        if len(writes) == full_at:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(file, *args, **kwargs)
+
+    monkeypatch.setattr("agents.alphazero.state.np.savez", savez)
+    out = tmp_path / "runs"
+    assert train.main([*FLAGS, "--episodes", "16", "--out", str(out)]) == 3
+    assert capsys.readouterr().err.splitlines() == [
+        f"train.py: error: cannot write {STATE_FILE} for the run in {out}: "
+        "No space left on device"]
+    if full_at == 1:  # nothing of the run could be resumed: nothing of it is left
+        assert not out.exists()
+    else:  # the first checkpoint stays, whole, for --resume
+        assert [p.name for p in run_folder(out).iterdir()] == [STATE_FILE]
+        assert load_state(run_folder(out) / STATE_FILE).trainer.games == 4
+
+
+def test_the_bar_of_a_run_that_stops_at_perfect_play_shows_no_total_or_time_left(tmp_path):
+    solved = train.parse_args(["--algo", "alphazero", "--out", str(tmp_path)])
+    bar = az_run._bar(solved, 768)
+    bar.close()
+    assert bar.total is None and bar.n == 768
+    assert bar.desc == "games (up to 200,000; stops at perfect play)"
+    assert "/200000" not in str(bar)  # once: 768/200000 [00:19<1:20:31]
+    unsolved = train.parse_args(["--algo", "alphazero", "--board", "6x6x4", "--episodes", "900",
+                                 "--out", str(tmp_path)])
+    bar = az_run._bar(unsolved, 0)  # no perfect play to stop at: the budget is the end
+    bar.close()
+    assert bar.total == 900
+
+
+def test_the_run_folder_knows_the_state_file_by_name():
+    from agents.run_folder import STATE
+
+    assert STATE == STATE_FILE
 
 
 def test_a_finished_run_continues_into_a_new_folder_only_with_a_larger_budget(tmp_path,
@@ -236,6 +287,21 @@ def test_resume_refuses_a_folder_that_is_no_alphazero_run(tmp_path, capsys):
     files.save(tmp_path / "m_1" / STATE_FILE, Trainer(game.TICTACTOE, SMALL).net, game.TICTACTOE)
     assert "not an AlphaZero training state: it holds" in usage_error(
         capsys, ["--resume", str(tmp_path / "m_1")])
+
+
+@pytest.mark.parametrize("make, what", [
+    (os.mkfifo, "a named pipe (FIFO)"),
+    (os.mkdir, "a folder"),
+    (lambda path: path.symlink_to(path.parent.parent / "elsewhere.npz"), "a symbolic link"),
+])
+def test_resume_says_what_stands_in_place_of_the_checkpoint(tmp_path, capsys, make, what):
+    folder = tmp_path / "alphazero-seed0_1"
+    folder.mkdir()
+    (tmp_path / "elsewhere.npz").write_bytes(b"")
+    make(folder / STATE_FILE)
+    line = usage_error(capsys, ["--resume", str(folder)])
+    assert line.endswith(f"--resume {folder}: its {STATE_FILE} is {what}, not a regular file: "
+                         "train.py saves a regular file there at each checkpoint")
 
 
 @pytest.mark.parametrize("flags, message", [

@@ -27,8 +27,7 @@ from gym_tictactoe.envs.vector import TicTacToeVectorEnv
 from gym_tictactoe.game import basics
 from gym_tictactoe.players.opponents import HeuristicOpponent
 
-BASE_KEYS = {"action_mask", "agent_mark", "board"}
-STEP_KEYS = BASE_KEYS | {"opponent_action", "winner", "illegal_action"}
+INFO_KEYS = {"action_mask", "agent_mark", "board", "opponent_action", "winner", "illegal_action"}
 # Tables of an 11- or 12-cell board take tens of MB and a few tenths of a second to build: the
 # property tests meet this one only (smaller boards and boards without tables are cheap).
 TABLED_BIG = (3, 4, 3)
@@ -54,7 +53,8 @@ def check_reset(env: TicTacToeEnv, size: Size, obs: np.ndarray, info: dict) -> N
     assert obs in env.observation_space and obs.dtype == np.int8 and obs.shape == (n,)
     board = info["board"]
     opens = info["agent_mark"] == "O"
-    assert set(info) == BASE_KEYS | ({"opponent_action"} if opens else set())
+    assert set(info) == INFO_KEYS and (info["winner"], info["illegal_action"]) == ("", False)
+    assert (info["opponent_action"] >= 0) is opens
     assert (board != 0).sum() == int(opens) and (not opens or board[info["opponent_action"]] == 1)
     assert (obs == (board if not opens else game.SWAP[board])).all()
     assert info["action_mask"].dtype == np.int8 and (info["action_mask"] == (board == 0)).all()
@@ -69,23 +69,23 @@ def check_step(env: TicTacToeEnv, size: Size, before: np.ndarray, action: Any,
     assert obs in env.observation_space and obs.dtype == np.int8
     assert (obs == (board if agent == game.X else game.SWAP[board])).all()
     assert type(reward) is float and type(terminated) is bool and truncated is False
-    assert BASE_KEYS <= set(info) <= STEP_KEYS and info["action_mask"].dtype == np.int8
+    assert set(info) == INFO_KEYS and info["action_mask"].dtype == np.int8
     n_x, n_o = int((board == game.X).sum()), int((board == game.O).sum())
     assert n_x - n_o in (0, 1)  # marks alternate, X first
     assert (board[before != 0] == before[before != 0]).all()  # marks never change or vanish
     legal = type(action) is int and 0 <= action < len(board) and before[action] == 0
-    assert info.get("illegal_action", False) is (not legal)
+    assert info["illegal_action"] is (not legal)
     added = set(np.flatnonzero(board != before).tolist())
     if not legal:
         assert added == set() and terminated and reward == -1.0
         assert info["winner"] == game.MARK_NAMES[3 - agent]  # the illegal move forfeits
     else:
-        reply = info.get("opponent_action")
-        assert added == {action} | ({reply} if reply is not None else set())
-        assert board[action] == agent and (reply is None or board[reply] == 3 - agent)
+        reply = info["opponent_action"]
+        assert added == {action} | ({reply} if reply != -1 else set())
+        assert board[action] == agent and (reply == -1 or board[reply] == 3 - agent)
         over, winner = expected_end(board, size)
-        assert terminated == over and (reply is not None or over)
-        assert info.get("winner", "none") == (winner if over else "none")
+        assert terminated == over and (reply != -1 or over)
+        assert info["winner"] == (winner or "")
         assert reward == (0.0 if winner is None else 1.0 if game.MARKS[winner] == agent else -1.0)
     mask = np.zeros(len(board), dtype=bool) if terminated else board == 0
     assert (info["action_mask"] == mask).all() and (env.action_masks() == mask).all()

@@ -176,3 +176,25 @@ def test_four_by_four_minimax_wins_every_game_as_x(four_by_four):
 @pytest.mark.parametrize("agent_mark", ["X", "O"])
 def test_four_by_four_vector_env_agrees_with_single_envs(four_by_four, name, agent_mark):
     assert run_lockstep((4, 4, 3), name, agent_mark) > 6
+
+
+def test_solving_an_uncached_board_is_said_once_through_logging(tmp_path, monkeypatch, caplog):
+    import logging
+
+    from gym_tictactoe.game import cache, solver
+
+    monkeypatch.setenv("GYM_TICTACTOE_CACHE", str(tmp_path))
+    rules = game.rules(1, 13, 4)
+    with caplog.at_level(logging.WARNING, logger="gym_tictactoe"):
+        cache.load_or_build(rules, solver.build)
+        cache.load_or_build(rules, solver.build)  # cached now: nothing to say
+    notes = [record.getMessage() for record in caplog.records]
+    assert len(notes) == 1 and "solving the 1x13x4 board once" in notes[0]
+    assert str(tmp_path) in notes[0] and caplog.records[0].name.startswith("gym_tictactoe.")
+    # What docs/boards.md tells a user who wants it quiet.
+    caplog.clear()
+    cache.cache_path(rules).unlink()
+    monkeypatch.setattr(logging.getLogger("gym_tictactoe"), "level", logging.ERROR)
+    with caplog.at_level(logging.WARNING):
+        cache.load_or_build(rules, solver.build)
+    assert caplog.records == []

@@ -249,6 +249,7 @@ def test_arena_default_players_on_a_big_board_put_search_in_minimax_s_place(monk
     ("heuristic,,bar", "unknown opponent 'bar'; choose one of"),
     ("", "no player given; choose from random, minimax"),
     ("epsilon:epsilon=2", r"epsilon must be a number in \[0, 1\]"),
+    ("random,alphabeta:rows=3", "opponent 'alphabeta': rows is set by the board"),
 ])
 def test_arena_bad_players_are_named(capsys, players, message):
     with pytest.raises(SystemExit) as exit_info:
@@ -491,3 +492,45 @@ def test_arena_takes_saved_models_of_its_board_only(tmp_path, capsys):
         capsys.readouterr().err
     assert cli.main(["arena", "--players", f"{tmp_path / 'missing.zip'},minimax"]) == 2
     assert "missing.zip" in capsys.readouterr().err
+
+
+def test_arena_refuses_an_opening_longer_than_the_board_allows(capsys):
+    assert cli.main(["arena", "--opening", "1000000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "opening must be an integer from 0 to 8 on 3x3x3" in err
+    with pytest.raises(ValueError, match="opening must be an integer from 0 to 15 on 4x4x3"):
+        cli.arena(["random"], 1, 0, game.rules(4, 4, 3), opening=16)
+
+
+class AskedAt(FirstEmptyCell):
+    """FirstEmptyCell that notes the ply of every position it is asked to answer."""
+
+    def __init__(self, asked: list[int]) -> None:
+        self.asked = asked
+
+    def act(self, board, mark, rng):
+        self.asked.append(int(np.count_nonzero(board)))
+        return super().act(board, mark, rng)
+
+
+def test_an_opening_never_ends_the_game():
+    # Eight random plies on 3x3 often win; an opening leaves a game-ending move out, so the
+    # last move of every game is a player's, never the opening's.
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        asked: list[int] = []
+        moves: list[int] = []
+        cli.play_game({game.X: AskedAt(asked), game.O: AskedAt(asked)}, rng,
+                      lambda code, mark, cell, moves=moves: moves.append(cell), rules=T3,
+                      opening=8)
+        assert asked and asked[-1] == len(moves) - 1
+
+
+
+@pytest.mark.parametrize(("board", "phrase"), [
+    ((6, 6, 4), "(c4, d4, c3 and d3 are the centre cells)"),
+    ((5, 6, 4), "(c3 and d3 are the centre cells)"),
+    ((15, 15, 5), "(h8 is the centre)"),
+])
+def test_the_introduction_names_every_centre_cell_of_an_even_board(board, phrase):
+    assert phrase in cli_play.introduction(game.rules(*board))

@@ -30,6 +30,11 @@ class Scripted:
         return next(self.left)
 
 
+# The documented info: every key on every reset and step, each of one type, never None.
+INFO_TYPES = {"action_mask": np.ndarray, "agent_mark": str, "board": np.ndarray,
+              "opponent_action": int, "winner": str, "illegal_action": bool}
+
+
 @pytest.mark.parametrize("agent_mark", ["X", "O", "random"])
 def test_gymnasium_and_sb3_checkers_pass_without_warnings(agent_mark):
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
@@ -76,8 +81,9 @@ def test_step_returns_python_types_and_the_documented_info():
     env = TicTacToeEnv(opponent="random")
     obs, info = env.reset(seed=0)
     assert obs.dtype == np.int8 and obs.tolist() == [0] * 9
-    assert set(info) == {"action_mask", "agent_mark", "board"}
+    assert set(info) == INFO_TYPES.keys()
     assert info["action_mask"].dtype == np.int8 and info["agent_mark"] == "X"
+    assert (info["opponent_action"], info["winner"], info["illegal_action"]) == (-1, "", False)
     obs, reward, terminated, truncated, info = env.step(4)
     assert type(reward) is float and type(terminated) is bool and type(truncated) is bool
     assert obs[4] == 1 and (obs == 2).sum() == 1 and info["board"][4] == game.X
@@ -109,7 +115,7 @@ def test_opponent_filling_the_board_ends_the_same_step_in_a_draw():
     for action in (4, 1, 6):
         assert env.step(action)[1:3] == (0.0, False)
     obs, reward, terminated, _, info = env.step(5)
-    assert (reward, terminated, info["winner"]) == (0.0, True, None)
+    assert (reward, terminated, info["winner"]) == (0.0, True, "")
     assert (obs != 0).all()
 
 
@@ -119,7 +125,7 @@ def test_agent_win_gives_plus_one():
     env.step(0), env.step(1)
     _, reward, terminated, _, info = env.step(2)
     assert (reward, terminated, info["winner"]) == (1.0, True, "X")
-    assert "opponent_action" not in info
+    assert info["opponent_action"] == -1 and info["illegal_action"] is False
 
 
 @pytest.mark.parametrize(
@@ -241,7 +247,7 @@ def test_any_action_sequence_keeps_the_invariants(seed, agent_mark, opponent, ac
         assert not truncated
         if not terminated:
             assert (info["action_mask"] == (board == 0)).all()
-            assert "winner" not in info
+            assert info["winner"] == ""
         assert (obs == (board if agent_mark == "X" else game.SWAP[board])).all()
         previous = board
 
@@ -305,7 +311,7 @@ def test_random_starts_are_uniform_over_the_unfinished_positions():
         obs, info = env.reset()
         code, mover = start_of(info, rules)
         assert info["agent_mark"] == env.agent_mark == mover  # not the "O" asked for
-        assert "opponent_action" not in info
+        assert info["opponent_action"] == -1
         assert np.array_equal(obs, info["board"] if mover == "X" else game.SWAP[info["board"]])
         counts[code] += 1
     assert set(counts) == pool
@@ -342,8 +348,8 @@ def test_random_starts_on_big_boards_are_unfinished_and_seeded(size):
             board = info["board"]
             _, reward, done, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
         winner = info["winner"]
-        assert reward == (0 if winner is None else 1 if winner == info["agent_mark"] else -1)
-        assert (winner is None) == (rules.winner(rules.encode(info["board"])) == game.NO_WINNER)
+        assert reward == (0 if winner == "" else 1 if winner == info["agent_mark"] else -1)
+        assert (winner == "") == (rules.winner(rules.encode(info["board"])) == game.NO_WINNER)
         assert (board != 0).sum() < (info["board"] != 0).sum()
     assert len(marks) > 5  # starts of many lengths
 
@@ -416,3 +422,35 @@ def test_a_bad_start_option_names_the_allowed_ones(start):
     env = TicTacToeEnv()
     with pytest.raises(ValueError, match=r"options\['start'\] must be one of \['empty', "):
         env.reset(seed=0, options={"start": start})
+
+
+@pytest.mark.parametrize("size", [(3, 3, 3), (6, 6, 4)])
+@pytest.mark.parametrize("start", ["empty", "random"])
+def test_every_info_has_every_key_with_one_type_on_every_step(size, start):
+    kwargs = dict(zip(("rows", "cols", "win_length"), size, strict=True))
+    env = TicTacToeEnv(agent_mark="random", start=start, start_probability=0.5, **kwargs)
+    rng = np.random.default_rng(0)
+    seen = Counter()
+    for seed in range(40):
+        obs, info = env.reset(seed=seed)
+        done = False
+        while True:
+            assert {key: type(value) for key, value in info.items()} == INFO_TYPES
+            seen[info["winner"], info["illegal_action"], info["opponent_action"] >= 0] += 1
+            if done:
+                break
+            legal = np.flatnonzero(info["action_mask"])
+            action = int(rng.choice(legal)) if rng.random() < 0.9 else int(obs.argmax())
+            obs, _, done, _, info = env.step(action)
+    assert {"", "X", "O"} <= {winner for winner, _, _ in seen}  # both sides win sometimes
+    assert any(illegal for _, illegal, _ in seen) and len({moved for *_, moved in seen}) == 2
+
+
+def test_action_masks_through_gym_make_wrappers_as_documented():
+    env = gym.make("TicTacToe-v0", opponent=Scripted([0]), agent_mark="O")
+    _, info = env.reset(seed=0)
+    with pytest.raises(AttributeError):
+        env.action_masks()  # Gymnasium 1.x wrappers forward no attributes: the docs say so
+    masks = env.get_wrapper_attr("action_masks")()
+    assert masks.dtype == bool and masks.tolist() == [False] + [True] * 8
+    assert np.array_equal(env.unwrapped.action_masks(), info["action_mask"].view(bool))

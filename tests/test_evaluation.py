@@ -212,7 +212,7 @@ def test_first_legal_cell_loses_and_its_line_replays_in_the_env(seat):
     assert len(response.losing_line) == plain_best_response(table, game.MARKS[seat])[1]
     reward, terminated, info = replay(first_legal, seat, response.losing_line)
     assert reward == -1.0 and terminated
-    assert info["winner"] == OTHER[seat] and "illegal_action" not in info
+    assert info["winner"] == OTHER[seat] and info["illegal_action"] is False
 
 
 # --- a fixed random policy against brute force -------------------------------------------------

@@ -55,6 +55,31 @@ def test_the_front_page_summary_is_generated_too(tables):
         assert "<!-- table: headline -->" in text and summary in text
 
 
+def test_the_front_page_states_each_figure_and_the_command_its_file_records(tables):
+    summary = tables.headline(tables.RESULTS)
+    # PPO seed 1 was perfect at 260,032 timesteps: "within 260k" was not true.
+    assert "| perfect after 60,000\N{EN DASH}260,032 timesteps |" in summary
+    elo = tables.load(tables.RESULTS, "elo_6x6x4.json")["command"]
+    assert elo.startswith("python benchmarks/elo.py --board 6x6x4 --model ")
+    assert f"`{elo.partition(' --out ')[0]}`" in summary
+    aimed = ("`python benchmarks/q_perfect.py --board 4x4x3 --seed S --eval-every 2000000 "
+             "--minutes 14/9/9 --focus-share 0.5 --back-share 0.2 --alpha-end 0.01 "
+             "--alpha-episodes 40000000`")
+    assert aimed in summary and "`python benchmarks/q_perfect.py` |" not in summary
+
+
+def test_recorded_commands_merge_per_seed_and_keep_apart_what_differs():
+    recorded = _module("commands").recorded
+    runs = [{"command": "python b.py --board 4x4x3 --minutes 14 --out /tmp/a.json"},
+            {"command": "python b.py --board 4x4x3 --seed 1 --minutes 9 --out x.json"}]
+    assert recorded(*runs) == "`python b.py --board 4x4x3 --seed S --minutes 14/9`"
+    assert recorded(runs[0]) == "`python b.py --board 4x4x3 --minutes 14`"
+    other = {"command": "python b.py --board 4x4x3 --seed 2 --minutes 9 --forget"}
+    assert recorded(runs[1], other) == ("`python b.py --board 4x4x3 --seed 1 --minutes 9`; "
+                                        "`python b.py --board 4x4x3 --seed 2 --minutes 9 "
+                                        "--forget`")
+
+
 def test_every_measured_table_in_the_docs_is_inside_markers(tables):
     """A table typed outside the markers would escape the check above."""
     outside = tables.MARKER.sub("", tables.DOCS.read_text())
@@ -97,6 +122,7 @@ def test_the_elo_table_names_alphazero_by_its_training_and_marks_one_sided_ratin
     results.mkdir()
     rating = {"interval": 80.0, "games": 40, "points": 20.0, "bound": ""}
     (results / "elo_6x6x4.json").write_text(json.dumps({
+        "command": "python benchmarks/elo.py --board 6x6x4 --minutes 45 --out elo.json",
         "training": {"train_seconds": 2700.0, "train_cpu_seconds": 2640.0,
                      "games_played": 12345},
         "ratings": [{**rating, "name": "random", "elo": 0.0, "points": 0.0, "bound": "upper"},
@@ -202,3 +228,74 @@ def test_the_default_q_run_reproduces_its_committed_figure(tmp_path):
     committed = json.loads((BENCHMARKS / "results" / "q_seeds.json").read_text())["runs"][0]
     assert run["perfect_at_episodes"] == committed["perfect_at_episodes"] == 28_000
     assert run["numerics"]["cpu"] and "torch_cpu_capability" not in run["numerics"]  # no torch
+
+
+@pytest.mark.parametrize(("name", "argv", "message"), [
+    ("elo", ["--games", "-5"], "argument --games: expected a positive integer, got '-5'"),
+    ("elo", ["--seed", "-1"], "argument --seed: expected a seed"),
+    ("elo", ["--board", "99x99x9"], "argument --board: rows must be an integer from 1 to 15"),
+    ("elo", ["--opening", "1000000"], "--opening must be an integer from 0 to 35 on 6x6x4"),
+    ("elo", ["--minutes", "-1"], "argument --minutes: value must be a number > 0"),
+    ("training", ["--jobs", "0"], "argument --jobs: processes at once must be an integer from 1"),
+    ("training", ["--seeds", "0", "-1"], "argument --seeds: expected a seed"),
+    ("training", ["--timesteps", "-5"], "argument --timesteps: expected a positive integer"),
+    ("q_seeds", ["--seeds", "-1"], "argument --seeds: expected a seed"),
+    ("q_seeds", ["--out", "D/"], "argument --out: expected the path of a results file, such as "
+                                 "D/results.json; got 'D/'"),
+    ("speed", ["--json", "runs/"], "argument --json: expected the path of a results file"),
+    ("q_boards", ["--boards", "5x5x4"], "needs a board of at most 16 cells; the 5x5x4 board"),
+    ("q_boards", ["--episodes", "-5"], "argument --episodes: expected a positive integer"),
+    ("q_boards", ["--seed", "-1"], "argument --seed: expected a seed"),
+    ("sb3_boards", ["--boards", "99x99"], "argument --boards: rows must be an integer"),
+    ("sb3_boards", ["--eval-every", "0"], "argument --eval-every: expected a positive integer"),
+    ("sb3_variants", ["--seed", "-1"], "argument --seed: expected a seed"),
+    ("self_play", ["--seeds", "-1"], "argument --seeds: expected a seed"),
+    ("alphazero", ["--speed", "99x9"], "argument --speed: rows must be an integer from 1 to 15"),
+    ("alphazero", ["--rounds", "0"], "argument --rounds: expected a positive integer"),
+    ("alphazero", ["--workers", "0"], "argument --workers: processes at once must be"),
+    ("alphazero", ["--search", "0"], "argument --search: the number of simulations must be"),
+    ("q_perfect", ["--minutes", "-1"], "argument --minutes: value must be a number > 0"),
+    ("q_perfect", ["--seed", "-1"], "argument --seed: expected a seed"),
+])
+def test_a_bad_benchmark_flag_is_one_usage_line_before_any_work(name, argv, message, capsys):
+    with pytest.raises(SystemExit) as stop:
+        _module(name).parse_args(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and message in err.splitlines()[-1], err
+
+
+@pytest.mark.parametrize("name", ["search_exact", "mcts"])
+def test_these_benchmarks_check_their_output_before_any_work(name, tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        _module(name).main(["--out", str(tmp_path)])  # a folder, not a file
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == f"{name}.py: cannot write {tmp_path}: it is a folder\n"
+
+
+def test_an_output_the_atomic_writer_would_refuse_stops_before_any_work(tmp_path, capsys):
+    pipe = tmp_path / "results.json"
+    os.mkfifo(pipe)
+    with pytest.raises(SystemExit) as stop:
+        _module("q_seeds").main(["--out", str(pipe)])
+    assert stop.value.code == 2
+    assert "is not a regular file but a named pipe" in capsys.readouterr().err
+
+
+def test_make_bench_stops_before_any_work_when_a_peer_it_installed_is_missing(monkeypatch,
+                                                                              capsys, tmp_path):
+    speed = _module("speed")
+    monkeypatch.setattr(speed, "missing_peers", lambda: ["pgx"])
+    monkeypatch.setattr(speed, "benchmark", lambda *args: pytest.fail("measured anyway"))
+    assert speed.main(["--require-peers", "--json", str(tmp_path / "s.json")]) == 1
+    assert capsys.readouterr().err == ("speed.py: peers not installed: pgx (pip install -e "
+                                       "'.[bench]')\n")
+    assert "--require-peers" in (Path(__file__).parents[1] / "Makefile").read_text()
+
+
+def test_a_target_below_its_floor_is_reported_in_words_not_as_a_failure(capsys):
+    speed = _module("speed")
+    speed.print_targets([{"target": "a", "value": 2.0, "status": "PASS"},
+                         {"target": "b", "value": 0.5, "status": "MISS"},
+                         {"target": "c", "value": None, "status": "SKIP"}], [])
+    out = capsys.readouterr().out
+    assert "MISS" not in out and "below   b" in out and "1 met, 1 below, 1 skipped" in out

@@ -300,3 +300,20 @@ def test_a_locked_temporary_of_a_seemingly_dead_process_is_left_alone(tmp_path):
     finally:
         os.close(handle)
     assert sorted(os.listdir(tmp_path)) == sorted(["cache.npz", theirs.name])
+
+
+def test_remove_temporaries_takes_every_target_and_spares_live_writers(tmp_path):
+    from gym_tictactoe.files import remove_temporaries
+
+    fcntl = pytest.importorskip("fcntl")  # how a live writer holds its file
+    dead = tmp_path / ".checkpoint.npz.999999999.abcdefgh.npz"  # no process has that id
+    alive = tmp_path / f".model.zip.{os.getppid()}.abcdefgh.zip"  # a live (or zombie) id
+    locked = tmp_path / ".results.json.999999999.abcdefgh.json"  # a writer holds it
+    for path in (dead, alive, locked, tmp_path / "checkpoint.npz", tmp_path / ".training.lock"):
+        path.write_bytes(b"")
+    with open(locked) as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert remove_temporaries(tmp_path) == [dead]
+        assert remove_temporaries(tmp_path, any_writer=True) == [alive]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".results.json.999999999.abcdefgh.json", ".training.lock", "checkpoint.npz"]

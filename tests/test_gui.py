@@ -138,7 +138,39 @@ def test_the_window_shows_a_big_board_and_its_labels() -> None:
 
     assert gui.play_in_window(match("alphabeta", rules), person) == 0
     empty = rendering.rgb_array(np.zeros(225, dtype=np.int8), shape=(15, 15), win_length=5)
-    assert np.array_equal(seen[0], empty)  # 48 pixels a cell, letters and numbers round it
+    board = seen[0][:empty.shape[0]]  # the status text is under it
+    assert np.array_equal(board, empty)  # 48 pixels a cell, letters and numbers round it
+
+
+def test_the_result_is_written_in_the_window_under_the_board(capsys) -> None:
+    shots = []
+
+    def person(window_game: gui.WindowGame) -> object:
+        shots.append((screenshot(), window_game.layout))
+        pygame.event.clear()  # the window's own events
+        if T3.is_terminal(window_game.code) and window_game.last is not None:
+            pygame.event.post(pygame.event.Event(pygame.QUIT))
+        else:
+            cell = int(np.flatnonzero(T3.decode(window_game.code) == game.EMPTY)[0])
+            y, x = window_game.layout.centre(cell)
+            pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=(int(x), int(y)),
+                                                 button=1))
+        return pygame.event.wait()
+
+    assert gui.play_in_window(match(), person) == 0
+    result = capsys.readouterr().out.splitlines()[0].split(" Score:")[0]
+    assert result.startswith(("You lose", "Draw"))
+    (first, layout), (last, _) = shots[0], shots[-1]
+    assert first.shape == last.shape and last.shape[0] > layout.height  # one window size
+    text = last[layout.height:]  # the strip under the board
+    assert not (text == picture.BACKGROUND).all(axis=-1).all()
+    pygame.display.init()  # the window is closed: draw the expected strip again
+    try:
+        expected = gui.status_strip(pygame, [result, gui.AGAIN_HINT], layout.width)
+        assert np.array_equal(text, expected)
+        assert not np.array_equal(text, first[layout.height:])  # play said something else
+    finally:
+        pygame.quit()
 
 
 def test_play_gui_without_pygame_is_one_line(monkeypatch, capsys) -> None:
@@ -149,6 +181,20 @@ def test_play_gui_without_pygame_is_one_line(monkeypatch, capsys) -> None:
     err = capsys.readouterr().err
     assert err.startswith("gym-tictactoe play: error: pygame is not installed") and \
         err.count("\n") == 1
+
+
+def test_without_a_display_our_line_is_the_only_one(monkeypatch, capfd) -> None:
+    # SDL, started without a display, writes "XDG_RUNTIME_DIR is invalid" to the process's
+    # stderr itself (capfd sees it); the check comes before SDL starts.
+    for name in ("SDL_VIDEODRIVER", "DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(gui.sys, "platform", "linux")
+    assert gui.play_in_window(match(), lambda _: pytest.fail("no event is awaited")) == 1
+    err = capfd.readouterr().err
+    assert err == ("gym-tictactoe play: error: no display to open a window on (neither DISPLAY "
+                   "nor WAYLAND_DISPLAY is set): set DISPLAY, or play in the terminal without "
+                   "--gui\n")
+    assert not pygame.display.get_init()
 
 
 def test_without_a_display_the_window_says_so_instead_of_hiding(monkeypatch, capsys) -> None:

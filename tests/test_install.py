@@ -83,6 +83,16 @@ def test_make_play_needs_no_torch_either():
     assert '-e ".[train]"' in install
 
 
+@pytest.mark.parametrize(("target", "size"), [("train", "about 0.2 GB"), ("test", "about 2.2 GB")])
+def test_each_quiet_install_is_announced_with_what_and_how_much(target, size):
+    # pip -q was silent for minutes on a fresh `make test`: a line first says what comes.
+    commands = planned(target)
+    first = commands.index(installs(commands)[0])
+    announced = " ".join(commands[:first])
+    assert "Installing gym-tictactoe" in announced and size in announced
+    assert "quiet" in announced
+
+
 @pytest.mark.parametrize("target", ["train", "test", "play", "bench"])
 def test_every_install_is_quiet(target):
     # Without -q a fresh `make train` printed about 150 lines of pip's progress.

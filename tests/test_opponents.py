@@ -275,3 +275,23 @@ def test_montecarlo_playouts_have_a_limit():
     assert MonteCarloOpponent(playouts=MAX_PLAYOUTS).playouts == MAX_PLAYOUTS
     with pytest.raises(ValueError, match="playouts must be an integer from 1 to 10,000"):
         parse_opponent("montecarlo:playouts=100000000")
+
+
+# --- a bad spec is one line naming the player, the option and what is allowed ---------------
+
+
+@pytest.mark.parametrize(("spec", "rules", "words"), [
+    ("alphabeta:rows=3", T3, ["opponent 'alphabeta'", "rows is set by the board (3x3x3)",
+                              "its options: depth, max_nodes"]),
+    ("mcts:foo=1", T3, ["opponent 'mcts'", "no option 'foo'", "its options: max_simulations"]),
+    ("epsilon:epsilon=0.5,inner=epsilon", game.rules(15, 15, 5),
+     ["epsilon's inner='epsilon' cannot play on 15x15x5", "inner='minimax' (its default)",
+      "use 'alphabeta'"]),
+])
+def test_a_bad_spec_names_the_player_the_option_and_what_is_allowed(spec, rules, words):
+    from gym_tictactoe.players.opponents import parse_opponent
+
+    with pytest.raises(ValueError) as error:
+        parse_opponent(spec, rules)
+    assert "\n" not in str(error.value)
+    assert all(word in str(error.value) for word in words), str(error.value)

@@ -136,8 +136,9 @@ def test_games_move_by_move(size, moves, boards, rewards):
             assert np.array_equal(env.observe(env.agent_selection)["action_mask"],
                                   (cells == game.EMPTY).astype(np.int8))
     assert (env.rewards[P1], env.rewards[P2]) == rewards
-    winner = {1: "X", -1: "O", 0: None}[rewards[0]]
-    assert env.infos == {P1: {"winner": winner}, P2: {"winner": winner}}
+    info = {"winner": {1: game.X, -1: game.O, 0: game.NO_WINNER}[rewards[0]],
+            "illegal_action": False}
+    assert env.infos == {P1: info, P2: info}
 
 
 def test_both_agents_step_none_after_the_end_and_get_their_rewards():
@@ -167,8 +168,8 @@ def test_an_illegal_move_under_lose_costs_the_mover_only(action):
     env.step(action)
     assert env.rewards == {P1: 0.0, P2: -1.0}  # as PettingZoo's TerminateIllegalWrapper
     assert env.terminations == {P1: True, P2: True} and env.truncations == {P1: False, P2: False}
-    assert env.infos[P2] == {"winner": "X", "illegal_action": True}
-    assert env.infos[P1] == {"winner": "X"}
+    assert env.infos[P2] == {"winner": game.X, "illegal_action": True}
+    assert env.infos[P1] == {"winner": game.X, "illegal_action": False}
     assert not env.observe(P1)["action_mask"].any() and not env.observe(P2)["action_mask"].any()
     rewards = {}
     for agent in env.agent_iter():

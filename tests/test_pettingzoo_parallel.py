@@ -66,7 +66,8 @@ def test_random_games_alternate_and_end_as_the_independent_win_check_says(size):
         over, winner = expected_end(cells, size)
         assert over and terminations == {P1: True, P2: True}
         assert truncations == {P1: False, P2: False}
-        assert {agent: info["winner"] for agent, info in infos.items()} == {P1: winner, P2: winner}
+        code = game.MARKS.get(winner, game.NO_WINNER)
+        assert {agent: info["winner"] for agent, info in infos.items()} == {P1: code, P2: code}
         sign = {"X": 1.0, "O": -1.0, None: 0.0}[winner]
         assert rewards == {P1: sign, P2: -sign}
         assert set(observations) == {P1, P2} and env.agents == []
@@ -86,7 +87,8 @@ def test_same_moves_same_boards_and_rewards_as_the_aec_env():
 def test_a_game_move_by_move_and_the_step_after_it():
     env = pz.parallel_env()
     observations, infos = env.reset(seed=0)
-    assert infos == {P1: {"active_agent": P1}, P2: {"active_agent": P1}}
+    playing = {"winner": game.NO_WINNER, "illegal_action": False, "active_agent": P1}
+    assert infos == {P1: playing, P2: playing}
     handed_out = []
     for cell, mover in zip((0, 3, 1, 4), (P1, P2, P1, P2), strict=True):
         observations, rewards, terminations, _, infos = env.step({mover: cell})
@@ -96,7 +98,8 @@ def test_a_game_move_by_move_and_the_step_after_it():
     assert [infos[P1]["active_agent"] for infos in handed_out] == [P2, P1, P2, P1]
     observations, rewards, terminations, _, infos = env.step({P1: 2, P2: 8})  # P2's 8: ignored
     assert rewards == {P1: 1.0, P2: -1.0} and terminations == {P1: True, P2: True}
-    assert infos == {P1: {"winner": "X"}, P2: {"winner": "X"}} and env.agents == []
+    won = {"winner": game.X, "illegal_action": False, "active_agent": ""}
+    assert infos == {P1: won, P2: won} and env.agents == []
     assert observations[P1]["observation"][0, :, 0].tolist() == [1, 1, 1]
     assert env.state()[2, 2].tolist() == [0, 0]
     with pytest.raises(RuntimeError, match=r"no game in progress .* call reset\(\)"):
@@ -111,7 +114,8 @@ def test_an_illegal_move_under_each_rule():
     env.step({P1: 0})
     _, rewards, terminations, _, infos = env.step({P2: 0})
     assert rewards == {P1: 0.0, P2: -1.0} and all(terminations.values())
-    assert infos[P2] == {"winner": "X", "illegal_action": True} and env.agents == []
+    assert infos[P2] == {"winner": game.X, "illegal_action": True, "active_agent": ""}
+    assert env.agents == []
     env = pz.parallel_env(illegal_action="raise")
     env.reset()
     env.step({P1: 0})

@@ -6,6 +6,7 @@ import copy
 import io
 import json
 import os
+import re
 import zipfile
 from pathlib import Path
 
@@ -376,6 +377,26 @@ def test_visit_counts_are_checked_before_any_cast(saved, tmp_path, visits, messa
 def test_a_truncated_entry_is_refused(saved, tmp_path):
     path = rewrite(saved, tmp_path / "short.npz", q=npy_header("<f8", T3_TABLE, b"\0" * 80))
     with pytest.raises(ValueError, match="entry 'q' is truncated"):
+        QLearningAgent.load(path)
+
+
+@pytest.mark.parametrize("descr", ["<U0", "|S0", "|V0"])
+def test_a_dtype_of_zero_size_is_refused_naming_file_and_entry(saved, tmp_path, descr):
+    """numpy's own "itemsize cannot be zero in type" named neither."""
+    path = rewrite(saved, tmp_path / "zero.npz", config=npy_header(descr, ()))
+    with pytest.raises(ValueError, match=rf"{path}.*entry 'config' has a dtype of zero size "
+                                         rf"\('{re.escape(descr)}'\)") as error:
+        QLearningAgent.load(path)
+    assert "\n" not in str(error.value)
+
+
+def test_non_finite_values_are_refused_naming_the_entry(saved, tmp_path):
+    q = arrays_of(saved)["q"].copy()
+    q[7, 2] = np.inf
+    path = rewrite(saved, tmp_path / "inf.npz", q=npy(q))
+    with pytest.raises(ValueError, match=rf"{path}.*entry 'q' holds values that are not finite "
+                                         r"\(NaN or infinite\): 1 of 177,147, the first at "
+                                         r"index 65\b"):
         QLearningAgent.load(path)
 
 

@@ -59,3 +59,9 @@ def test_arena_without_choix_plays_and_says_so_in_one_line():
     assert done.returncode == 0 and "X player" in done.stdout and "Elo" not in done.stdout
     assert done.stderr.strip().count("\n") == 0
     assert 'needs choix, which is not installed: pip install ".[ratings]"' in done.stderr
+
+
+def test_a_rating_just_below_zero_shows_as_0_not_minus_0():
+    table = ratings.ratings_table([ratings.Rating("a", 0.0, 10.0, 4, 2.0, ""),
+                                   ratings.Rating("b", -0.4, 10.0, 4, 2.0, "")])
+    assert [line.split()[1] for line in table[1:]] == ["0", "0"]

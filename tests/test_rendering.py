@@ -319,9 +319,9 @@ def test_the_env_tracks_the_last_move_of_either_side() -> None:
         if env.done:
             break
         if env.action_masks()[action]:
-            _, _, done, _, info = env.step(action)
-            assert env.last_move == (action if done and "opponent_action" not in info
-                                     else info.get("opponent_action", action))
+            info = env.step(action)[4]
+            reply = info["opponent_action"]  # -1: the opponent did not move
+            assert env.last_move == (action if reply == -1 else reply)
 
 
 @pytest.mark.parametrize("size", [(3, 3, 3), (15, 15, 5)])

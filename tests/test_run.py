@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from agents.run_folder import RunFolder, latest_run_id, remove_stale, run_folders
+from agents.run_folder import (
+    LOCK,
+    STATE,
+    RunFolder,
+    latest_run_id,
+    remove_stale,
+    run_folders,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--no-progress", "--episodes", "300", "--eval-every", "100", "--games", "2"]
@@ -138,12 +145,65 @@ def test_a_later_run_removes_the_temporary_folders_of_dead_writers_only(tmp_path
     assert not dead.exists() and alive.is_dir()
 
 
+def test_a_run_folder_stays_locked_when_its_lock_file_is_deleted(tmp_path):
+    first = RunFolder.create(tmp_path, "x")
+    final = first.reserve()
+    first.lock()
+    assert (final / LOCK).read_text() == f"{os.getpid()}\n"  # shows who holds it
+    os.unlink(final / LOCK)
+    with pytest.raises(ValueError, match="is being trained by another process now"):
+        RunFolder.reopen(final)
+    assert final.is_dir() and sorted(p.name for p in tmp_path.iterdir()) == [first.temp.name, "x_1"]
+    (final / STATE).write_bytes(b"a checkpoint")
+    first.commit()  # the lock goes with the run
+    RunFolder.reopen(final).discard()
+    assert [p.name for p in final.iterdir()] == [STATE]
+
+
+def test_a_reserved_folder_nothing_can_resume_from_goes_once_no_process_holds_it(tmp_path):
+    live = RunFolder.create(tmp_path, "x")
+    live.reserve()
+    live.lock()  # x_1: a run before its first checkpoint, still training
+    killed = tmp_path / "x_2"  # SIGKILL in its first save: a lock file and a temporary
+    killed.mkdir()
+    (killed / LOCK).write_text("999999999\n")
+    (killed / ".checkpoint.npz.999999999.abcdefgh.npz").write_bytes(b"")
+    resumable = tmp_path / "x_3"  # killed after a checkpoint: --resume continues it
+    resumable.mkdir()
+    (resumable / LOCK).write_text("999999999\n")
+    (resumable / STATE).write_bytes(b"a checkpoint")
+    (tmp_path / "x_4").mkdir()  # no lock file: taken by a run that has not locked it yet
+    assert remove_stale(tmp_path, "x") == [killed]
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == [
+        "x_1", "x_3", "x_4"]
+    live.discard()
+    assert not (tmp_path / "x_1").exists()
+
+
+def test_reopening_or_finishing_a_run_folder_removes_what_killed_saves_left(tmp_path):
+    final = tmp_path / "x_1"
+    final.mkdir()
+    (final / STATE).write_bytes(b"a checkpoint")
+    # Killed while saving; its process id lives on (a zombie not yet reaped, or reused).
+    left = final / f".{STATE}.{os.getppid()}.abcdefgh.npz"
+    left.write_bytes(b"")
+    folder = RunFolder.reopen(final)
+    assert not left.exists()
+    left.write_bytes(b"")  # a save of this sitting, killed as the run ends
+    folder.file("results.json").write_text("{}")
+    folder.commit()
+    assert sorted(p.name for p in final.iterdir()) == [STATE, "results.json"]
+
+
 def test_q_learning_on_a_board_too_big_to_tabulate_is_a_usage_error(tmp_path):
     done = subprocess.run([sys.executable, str(ROOT / "train.py"), "--board", "6x6x4",
                            "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "tabular Q-learning (a table of every position)" in done.stderr
+    assert ("tabular Q-learning (a table of every position) needs a board of at most 16 cells; "
+            "6x6x4 has 36: train there with --algo maskable-ppo, ppo, dqn, alphazero"
+            in done.stderr)
+    assert "alphabeta" not in done.stderr  # once it named an opponent, not a way to train
     assert not list(tmp_path.iterdir())
 
 
@@ -171,6 +231,77 @@ def test_an_sb3_agent_trains_and_reports_on_6x6x4_by_seeded_games(tmp_path):
                    for score in seats.values())
     assert (folder / "learning_curve.png").read_bytes()[:4] == b"\x89PNG"
     assert (folder / "model.zip").is_file()
+
+
+def test_sb3_says_once_that_it_rounds_the_budget_up_and_checkpoints_once_past_it(tmp_path,
+                                                                                 capsys):
+    pytest.importorskip("sb3_contrib")
+    assert train_main_sb3("maskable-ppo", "--timesteps", "300", "--out", str(tmp_path)) == 0
+    out = capsys.readouterr().out
+    assert out.count("SB3 collects 128 timesteps at a time (2 envs of 64 steps): this run "
+                     "trains 384 timesteps, --timesteps 300 rounded up") == 1
+    # 3x3 without a progress bar: each checkpoint is a line, the only sign of life
+    assert "exact evaluation at 100 timesteps (3x3x3)…" in out
+    results = json.loads((tmp_path / "maskable-ppo-seed0_1" / "results.json").read_text())
+    assert results["config"]["timesteps_trained"] == 384
+    assert [e["timesteps"] for e in results["learning_curve"]] == [100, 200, 384]
+
+
+def train_main_sb3(algo: str, *args: str) -> int:
+    from train import main
+
+    return main(["--algo", algo, "--n-envs", "2", "--eval-every", "100", "--games", "1",
+                 "--no-progress", *args])
+
+
+def test_the_sb3_progress_bar_counts_to_what_is_trained_and_closes(monkeypatch):
+    pytest.importorskip("sb3_contrib")
+    from stable_baselines3.common import callbacks
+
+    from agents import sb3
+    from agents.run_sb3 import ProgressBar, timesteps_trained
+
+    bars = []
+
+    class Bar:  # the rich bar's counting, without a terminal
+        def __init__(self, total):
+            self.total, self.n, self.closed = total, 0, False
+            bars.append(self)
+
+        def update(self, count):
+            self.n += count
+
+        def refresh(self):
+            pass
+
+        def close(self):
+            self.closed = True
+
+    monkeypatch.setattr(callbacks, "tqdm", Bar)
+    model = sb3.build_model("dqn", sb3.make_training_env("dqn", 3, seed=0), seed=0)
+    assert timesteps_trained(model, 100) == 102  # whole steps of 3 envs
+    bar = ProgressBar(102)
+    model.learn(100, callback=bar)
+    assert (bars[0].n, bars[0].total, bars[0].closed) == (102, 102, True)
+    maskable = sb3.build_model("maskable-ppo", sb3.make_training_env("maskable-ppo", 2, seed=0))
+    assert timesteps_trained(maskable, 30_000) == 30_080  # whole rollouts of 2 x 64
+    stopped = ProgressBar(384)
+    with pytest.raises(KeyboardInterrupt):
+        maskable.learn(300, callback=[stopped, _interrupt_after(3)])
+    stopped.close()  # as train_sb3 does on any way out: no bar left open at exit
+    assert bars[1].closed and bars[1].n == 6
+
+
+def _interrupt_after(steps: int):
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class Interrupt(BaseCallback):
+        def _on_step(self) -> bool:
+            if self.n_calls >= steps:
+                raise KeyboardInterrupt
+            return True
+
+    return Interrupt()
 
 
 def test_the_curve_names_board_and_algorithm_marks_perfect_play_and_keeps_its_legend_aside():

@@ -47,8 +47,9 @@ def test_tabular_run_writes_model_results_and_curve(tmp_path):
     results = check_run(tmp_path / "q-seed3_1", "model.npz", "episodes")
     assert [e["episodes"] for e in results["learning_curve"]] == [200, 400, 600]
     assert "optimal-move rate" in done.stdout and "best response, policy as X" in done.stdout
-    assert done.stdout.index("evaluating exactly") < done.stdout.index("optimal-move rate")
-    assert "exact evaluation at" not in done.stdout  # milliseconds each on 3x3: not announced
+    assert done.stdout.index("evaluating exactly") < done.stdout.index("optimal-move rate:")
+    # Without a progress bar each checkpoint says what it found, on 3x3 too.
+    assert "exact evaluation at 200 episodes (3x3x3)…\n  optimal-move rate" in done.stdout
     # The opponent actually trained against, and only the settings that applied to Q-learning.
     config = results["config"]
     assert config["opponent"] == "epsilon:epsilon=0.4" and config["episodes"] == 600
@@ -87,7 +88,8 @@ def test_tabular_self_play_run_records_its_pool(tmp_path):
     done = run_train("--opponent", "self", "--episodes", "2000", "--refresh-every", "500",
                      "--mix", "minimax", "--seed", "3", "--games", "10", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    results = check_run(tmp_path / "q-seed3_1", "model.npz", "episodes")
+    assert [p.name for p in tmp_path.iterdir()] == ["q-self-play-seed3_1"]  # named apart
+    results = check_run(tmp_path / "q-self-play-seed3_1", "model.npz", "episodes")
     assert results["config"]["opponent"] == "self"
     assert results["config"]["self_play"] == {
         "pool": 5, "refresh_every": 500, "mix": "minimax", "mix_share": 0.2,
@@ -109,7 +111,8 @@ def test_self_play_starts_from_snapshot_files_of_its_own_board_only(tmp_path):
                      "--refresh-every", "500", "--seed", "3", "--games", "10",
                      "--out", str(tmp_path / "r"))
     assert done.returncode == 0, done.stderr
-    config = json.loads((tmp_path / "r" / "q-seed3_1" / "results.json").read_text())["config"]
+    run = tmp_path / "r" / "q-self-play-seed3_1"
+    config = json.loads((run / "results.json").read_text())["config"]
     assert config["self_play"]["snapshot_files"] == [str(small)]
     assert config["self_play"]["snapshots_taken"] == 3  # the file, then two of its own
 
@@ -169,6 +172,9 @@ def test_env_options_follow_the_flags(tmp_path):
         (["--name", "n" * 300], "--name is 300 bytes long; a folder name has at most 255, and the "
          "run number and temporary name need 26 of them: at most 229"),
         (["--name", ".."], "--name must be a plain folder name"),
+        (["--name", "run\x1b[31mred"], "--name must be printable: no control characters such "
+         "as a newline or an escape; got 'run\\x1b[31mred'"),
+        (["--name", "two\nlines"], "--name must be printable"),
         (["--out", "/no/such/folder/runs"], "its parent folder /no/such/folder does not exist"),
     ],
 )
@@ -237,13 +243,15 @@ def test_a_failed_run_leaves_no_folder(tmp_path, monkeypatch, failure):
 
     monkeypatch.setitem(run.TRAINERS, "q", fail)
     out = tmp_path / "runs"
-    with pytest.raises(type(failure)):
-        train.main(["--no-progress", "--out", str(out)])
-    assert not out.exists()
-    (out / "q-seed0_1").mkdir(parents=True)  # a folder that was there before stays
-    with pytest.raises(type(failure)):
-        train.main(["--no-progress", "--out", str(out)])
-    assert [p.name for p in out.iterdir()] == ["q-seed0_1"]
+    for before in ([], ["q-seed0_1"]):  # a folder that was there before stays
+        for name in before:
+            (out / name).mkdir(parents=True)
+        if isinstance(failure, KeyboardInterrupt):  # Ctrl-C: one line, exit 130
+            assert train.main(["--no-progress", "--out", str(out)]) == 130
+        else:  # a bug keeps its traceback
+            with pytest.raises(type(failure)):
+                train.main(["--no-progress", "--out", str(out)])
+        assert sorted(p.name for p in out.iterdir()) == before if before else not out.exists()
 
 
 def test_without_tqdm_the_progress_bar_names_the_extra(tmp_path):
@@ -330,3 +338,6 @@ def test_the_announcer_writes_above_the_progress_bar_on_big_boards_only(tmp_path
     monkeypatch.undo()
     plain = announcer(parse_args(["--board", "1x13x4", "--no-progress", "--out", str(tmp_path)]))
     assert plain.func is print
+    # Without a bar, on 3x3 too: a DQN run there was silent for minutes.
+    assert announcer(parse_args(["--algo", "dqn", "--no-progress", "--out", str(tmp_path)])
+                     ).func is print

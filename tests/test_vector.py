@@ -21,6 +21,7 @@ import gym_tictactoe  # noqa: F401  (registers TicTacToe-v0)
 from gym_tictactoe import game
 from gym_tictactoe.envs import rendering
 from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.envs.options import WINNER_NAMES
 from gym_tictactoe.envs.vector import TicTacToeVectorEnv, memory_needed, vectorize_opponent
 from gym_tictactoe.game import solver, starts
 from gym_tictactoe.players import heuristic
@@ -62,16 +63,16 @@ def batch_singles(steps: list[Step]) -> Step:
     """Single-env (obs, reward, terminated, truncated, info) tuples laid out as the vector env
     lays out its own results."""
     obs, rewards, terminated, truncated, infos = zip(*steps, strict=True)
-    opponent = np.array([i.get("opponent_action", -1) for i in infos], dtype=np.int8)
-    illegal = np.array([i.get("illegal_action", False) for i in infos])
+    opponent = np.array([i["opponent_action"] for i in infos], dtype=np.int8)
+    illegal = np.array([i["illegal_action"] for i in infos])
     info = {
         "action_mask": np.stack([i["action_mask"] for i in infos]),
         "agent_mark": np.array([game.MARKS[i["agent_mark"]] for i in infos], dtype=np.int8),
         "board": np.stack([i["board"] for i in infos]),
         "opponent_action": opponent,
-        "_opponent_action": np.array(["opponent_action" in i for i in infos]),
-        "winner": np.array([game.MARKS.get(i.get("winner"), 0) for i in infos], dtype=np.int8),
-        "_winner": np.array(["winner" in i for i in infos]),
+        "_opponent_action": opponent != -1,
+        "winner": np.array([WINNER_NAMES.index(i["winner"]) for i in infos], dtype=np.int8),
+        "_winner": np.array(terminated),
         "illegal_action": illegal,
         "_illegal_action": illegal.copy(),
     }
@@ -654,6 +655,18 @@ def test_weighted_starts_draw_in_proportion_and_follow_set_start_weights():
     assert np.unique(info["board"] @ rules.pow3).size == 10
 
 
+@pytest.mark.parametrize("scale", [1e308, 1e-320])
+def test_weights_near_the_float_limits_draw_in_proportion(scale):
+    """np.full(4520, 1e308) summed to inf: every board started from one position."""
+    rules = game.rules(1, 3, 2)
+    weights = np.full(starts.start_codes(rules).size, scale)
+    weights[3] = 0.0
+    drawn = starts.StartWeights(rules, weights).draw(np.random.default_rng(0), 9000)
+    codes, counts = np.unique(drawn, return_counts=True)
+    assert codes.size == 9 and starts.start_codes(rules)[3] not in codes
+    assert counts.min() > 850  # 1,000 each, sd 30
+
+
 def test_weighted_starts_are_drawn_by_autoresets_too():
     last = starts.start_codes(game.TICTACTOE)[-2:]  # one move left: each episode ends at once
     vec = TicTacToeVectorEnv(16, start="random", start_weights=starts.StartWeights(
@@ -679,6 +692,7 @@ FINISHED = 1 + 3 + 9 + 2 * 27 + 2 * 81  # XXX / OO. / ...: X has won
         (-np.ones(4520), None, ValueError, r"finite numbers >= 0, not all 0; got -1.0"),
         (np.full(4520, np.nan), None, ValueError, r"finite numbers >= 0.*NaN: True"),
         (np.zeros(4520), None, ValueError, r"not all 0"),
+        ([], np.zeros(0, np.int64), ValueError, r"not all 0; got 0.0 to 0.0"),
         (["a"] * 4520, None, TypeError, r"start weights must be an array of numbers"),
         ([1.0], [FINISHED], ValueError, rf"unfinished positions; code {FINISHED} .* finished"),
         ([1.0, 1.0], [1, 13], ValueError, r"reachable positions of 3x3x3; code 13"),

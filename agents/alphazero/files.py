@@ -5,7 +5,8 @@ pickle.
 layer's name and shape in order, and the self-play games trained. ``weights`` holds every
 layer's float32 values, concatenated in that order. Reading checks the header's layers against
 the network its settings build (names and shapes) and the weights' size against their sum
-before reading any weight, so a file never allocates more than its network needs.
+before reading any weight, so a file never allocates more than its network needs; a weight that
+is NaN or infinite is refused.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from agents.archives import open_zip
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int
 from gym_tictactoe.files import atomic_path
-from gym_tictactoe.files.npz import Entry, array_entry, read_entry
+from gym_tictactoe.files.npz import Entry, array_entry, check_finite, read_entry
 
 FORMAT = "gym_tictactoe.alphazero/1"
 HEADER, WEIGHTS = "alphazero", "weights"
@@ -74,7 +75,7 @@ def _bad(path: Path, problem: str) -> ValueError:
 def load(path: str | os.PathLike, rules: game.Rules | None = None) -> Model:
     """The model at ``path``; with ``rules``, it must play that board. FileNotFoundError, or a
     ValueError saying what is wrong (another board, another algorithm's file, layer shapes
-    that do not match the header, a damaged file)."""
+    that do not match the header, weights that are not finite, a damaged file)."""
     path = Path(path)
     bad = partial(_bad, path)
     with open_zip(path, bad, "AlphaZero model file") as archive:
@@ -87,6 +88,7 @@ def load(path: str | os.PathLike, rules: game.Rules | None = None) -> Model:
             raise ValueError(f"{path} plays the {board.name} board, not {rules.name}")
         total = sum(int(np.prod(shape)) for shape in shapes.values())
         flat = read_entry(archive, WEIGHTS, array_entry("f", 4, (total,)), bad)
+    check_finite(flat, WEIGHTS, bad)
     weights, at = {}, 0
     for name, shape in shapes.items():
         size = int(np.prod(shape))

@@ -83,6 +83,14 @@ def masked_priors(logits: torch.Tensor, legal: npt.NDArray[np.bool_]) -> npt.NDA
     return torch.nan_to_num(torch.softmax(masked, dim=1), nan=0.0).numpy()
 
 
+def activation_bytes(cells: int, settings: NetworkSettings, training: bool) -> int:
+    """About the most bytes one board's activations take at once in the network: a few layers'
+    outputs when inferring (each freed once the next is computed), every layer's output, kept
+    for the backward pass, and their gradients when training."""
+    layers = 4 * settings.blocks + 4 if training else 6
+    return 4 * cells * settings.channels * layers
+
+
 @torch.no_grad()
 def infer(net: PolicyValueNet, relative: npt.NDArray[np.int8], shape: tuple[int, int]
           ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:

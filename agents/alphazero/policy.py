@@ -16,14 +16,13 @@ import numpy as np
 import numpy.typing as npt
 
 from agents.alphazero.network import PolicyValueNet, infer
-from agents.alphazero.search import C_PUCT, search
+from agents.alphazero.search import C_PUCT, search, tree_bytes
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, check_number
 from gym_tictactoe.game import Rules
 
 RAW_CHUNK = 8192  # positions per network call
-# The trees of one batch take about 17 bytes per node and cell (search.Trees): batches are cut
-# to this many bytes, one tree at least (10,000 simulations on 15x15: 38 MB).
+# The trees of one batch (search.tree_bytes) are cut to this many bytes, one tree at least.
 SEARCH_BYTES = 256 * 2**20
 MAX_SIMULATIONS = 10_000
 CACHED_MOVES = 2**16  # positions whose searched move is kept (under 10 MB)
@@ -50,7 +49,7 @@ class AlphaZeroPolicy:
         boards = np.asarray(observations, dtype=np.int8).reshape(-1, self.rules.n_cells)
         legal = np.asarray(masks).reshape(boards.shape).astype(bool)
         chunk = RAW_CHUNK if self.max_simulations is None else max(
-            1, SEARCH_BYTES // (17 * (self.max_simulations + 1) * self.rules.n_cells))
+            1, SEARCH_BYTES // tree_bytes(self.rules.n_cells, self.max_simulations))
         cells = np.empty(len(boards), dtype=np.int64)
         for first in range(0, len(boards), chunk):
             part = slice(first, first + chunk)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from agents import EXPLORING_STARTS
 from agents.alphazero import files
 from agents.alphazero.state import STATE_FILE, load_state, save_state
-from agents.alphazero.training import AlphaZeroSettings, Checkpoint, Trainer
+from agents.alphazero.training import AlphaZeroSettings, Checkpoint, Trainer, check_memory
 from agents.run_config import RunConfig, Trained, env_options
 
 if TYPE_CHECKING:  # agents.run imports this module lazily: no cycle at run time
@@ -28,15 +28,18 @@ NETWORK_FIELDS = tuple(f.name for f in dataclasses.fields(AlphaZeroSettings().ne
 
 def settings_of(config: RunConfig) -> AlphaZeroSettings:
     """The defaults, with the run's exploring starts (--start, --start-probability) and the
-    settings given (``config.alphazero``, by field name); a ValueError for a bad one."""
+    settings given (``config.alphazero``, by field name); a ValueError for a bad one, or for
+    settings that need more memory on the run's board than their limits allow."""
     options = env_options(config, EXPLORING_STARTS)
     probability = options.get("start_probability", 0.0) if options["start"] == "random" else 0.0
     given, defaults = dict(config.alphazero), AlphaZeroSettings()
     play = {name: given.pop(name) for name in PLAY_FIELDS if name in given}
     network = {name: given.pop(name) for name in NETWORK_FIELDS if name in given}
-    return dataclasses.replace(
+    settings = dataclasses.replace(
         defaults, play=dataclasses.replace(defaults.play, start_probability=probability, **play),
         network=dataclasses.replace(defaults.network, **network), **given)
+    check_memory(config.board, settings)
+    return settings
 
 
 def flat_settings(settings: AlphaZeroSettings) -> dict[str, Any]:
@@ -68,11 +71,11 @@ def train(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trai
                           _saving(trainer, checkpoint, config),
                           None if bar is None else bar.update, minutes=config.minutes,
                           eval_minutes=config.eval_minutes)
-    finally:
+    finally:  # Ctrl-C too: the bar's line ends before the message that follows
         if player is not None:
             player.close()
-    if bar is not None:
-        bar.close()
+        if bar is not None:
+            bar.close()
     settings = {"episodes": config.episodes, "minutes": config.minutes,
                 "eval_minutes": config.eval_minutes, "games_played": trainer.games,
                 "train_seconds": round(trainer.seconds, 3),
@@ -110,8 +113,9 @@ def _saving(trainer: Trainer, checkpoint: Checkpointer, config: RunConfig) -> Ch
                           train_cpu_seconds=trainer.cpu_seconds,
                           setting={"learning_rate": trainer.settings.learning_rate})
         if checkpoint.state_file is not None:
-            save_state(checkpoint.state_file, trainer, run, checkpoint.seconds,
-                       checkpoint.curve)
+            with checkpoint.writing(STATE_FILE):
+                save_state(checkpoint.state_file, trainer, run, checkpoint.seconds,
+                           checkpoint.curve)
         return stop
 
     return on_eval
@@ -138,6 +142,11 @@ def _bar(config: RunConfig, initial: int) -> Any:
     from gym_tictactoe.extras import require
 
     tqdm = require("tqdm.auto", "train", "the progress bar (hide it with --no-progress)").tqdm
+    if config.exact and config.episodes is not None:
+        # The run stops once the network plays perfectly, often long before the budget: a
+        # bar towards the budget would show a share and a time left that mean nothing.
+        return tqdm(initial=initial, unit="game", desc=f"games (up to {config.episodes:,}; "
+                    "stops at perfect play)")
     return tqdm(total=config.episodes, initial=initial, unit="game")
 
 

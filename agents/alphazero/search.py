@@ -38,6 +38,12 @@ class Trees:
     size: npt.NDArray[np.int64]       # (B,) nodes used
 
 
+def tree_bytes(cells: int, simulations: int) -> int:
+    """The bytes of one tree of ``simulations`` on a board of ``cells``: per node, its board
+    with the pad cell and per move four arrays of 4 bytes (:class:`Trees`), and 6 more."""
+    return (simulations + 1) * (17 * cells + 7)
+
+
 def relative(boards: npt.NDArray[np.int8], movers: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
     """Absolute boards (K, cells) as their player to move sees them: 1 own, 2 the other's."""
     movers = np.asarray(movers)[:, None]

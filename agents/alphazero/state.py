@@ -27,12 +27,12 @@ import torch
 from agents.alphazero.files import check_header, read_header
 from agents.alphazero.network import NetworkSettings, build, state_arrays
 from agents.alphazero.self_play import PlaySettings
-from agents.alphazero.training import AlphaZeroSettings, Trainer
+from agents.alphazero.training import AlphaZeroSettings, Trainer, check_memory
 from agents.archives import open_zip
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, check_number
 from gym_tictactoe.files import atomic_path
-from gym_tictactoe.files.npz import Entry, array_entry, read_entry
+from gym_tictactoe.files.npz import Entry, array_entry, check_finite, read_entry
 
 FORMAT = "gym_tictactoe.alphazero-state/1"
 STATE_FILE = "checkpoint.npz"
@@ -116,11 +116,12 @@ def load_state(path: str | os.PathLike) -> Saved:
         header = read_header(read_entry(archive, HEADER, _HEADER_ENTRY, bad), bad, FORMAT)
         rules, network, shapes = check_header(header, bad)
         settings = _settings(header, network, bad)
+        _check_memory(rules, settings, bad)
         arrays = _arrays(archive, header, rules, settings, shapes, bad)
     trainer = Trainer(rules, settings, seed=header["run"]["seed"])
     try:
         _restore(trainer, header, arrays, shapes)
-    except (TypeError, ValueError, KeyError, RuntimeError) as error:
+    except (TypeError, ValueError, KeyError, RuntimeError, OverflowError) as error:
         raise bad(f"its state does not restore ({str(error).splitlines()[0][:120]})") from None
     return Saved(trainer, header["run"], header["seconds"], header["curve"])
 
@@ -141,6 +142,10 @@ def read_progress(path: str | os.PathLike) -> dict[str, Any]:
 
 def _settings(header: dict[str, Any], network: NetworkSettings, bad: Any) -> AlphaZeroSettings:
     """The header's AlphaZero settings and the rest of its fields, checked."""
+    try:  # the learning curve, for one, is copied into results.json as it stands
+        json.dumps(header, allow_nan=False)
+    except ValueError:
+        raise bad("its header holds a number that is not finite (NaN or infinity)") from None
     try:
         given = dict(header["settings"])
         play = PlaySettings(**given.pop("play"))
@@ -164,6 +169,15 @@ def _settings(header: dict[str, Any], network: NetworkSettings, bad: Any) -> Alp
     return settings
 
 
+def _check_memory(rules: game.Rules, settings: AlphaZeroSettings, bad: Any) -> None:
+    """The settings' buffer, rounds and batches within their limits, before anything is read
+    or allocated (``training.check_memory``)."""
+    try:
+        check_memory(rules, settings)
+    except ValueError as error:
+        raise bad(f"its settings ask for too much memory: {error}") from None
+
+
 def _arrays(archive: Any, header: dict[str, Any], rules: game.Rules,
             settings: AlphaZeroSettings, shapes: dict[str, tuple[int, ...]],
             bad: Any) -> dict[str, np.ndarray]:
@@ -179,10 +193,18 @@ def _arrays(archive: Any, header: dict[str, Any], rules: game.Rules,
     arrays = {name: read_entry(archive, name, entry, bad) for name, entry in expected.items()}
     if not np.isin(arrays["boards"], (0, 1, 2)).all():
         raise bad("its replay buffer holds a cell that is not 0, 1 or 2")
-    if not all(np.isfinite(arrays[name]).all() for name in ("weights", "moments", "policies",
-                                                              "outcomes")):
-        raise bad("its arrays hold a value that is not finite")
+    for name in ("weights", "moments", "policies", "outcomes"):
+        check_finite(arrays[name], name, bad)
+    _check_samples(arrays["policies"], arrays["outcomes"], bad)
     return arrays
+
+
+def _check_samples(policies: np.ndarray, outcomes: np.ndarray, bad: Any) -> None:
+    """Training targets: finite but wild ones would make every later loss NaN."""
+    if (policies < 0).any() or not np.allclose(policies.sum(axis=1), 1.0, atol=1e-3):
+        raise bad("its replay buffer holds a policy that is not a probability distribution")
+    if (np.abs(outcomes) > 1).any():
+        raise bad("its replay buffer holds an outcome outside [-1, 1]")
 
 
 def _restore(trainer: Trainer, header: dict[str, Any], arrays: dict[str, np.ndarray],

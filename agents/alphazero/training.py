@@ -14,10 +14,18 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.alphazero.network import NetworkSettings, PolicyValueNet, infer, planes_of
+from agents.alphazero.network import (
+    NetworkSettings,
+    PolicyValueNet,
+    activation_bytes,
+    infer,
+    planes_of,
+)
 from agents.alphazero.policy import MAX_SIMULATIONS, AlphaZeroPolicy
 from agents.alphazero.replay import ReplayBuffer
+from agents.alphazero.search import tree_bytes
 from agents.alphazero.self_play import PlaySettings, Samples, play_games
+from agents.limits import MAX_BUFFER_BYTES, MAX_WORK_BYTES, check_bytes
 from gym_tictactoe.checks import check_choice, check_int, check_number
 from gym_tictactoe.game import Rules
 
@@ -49,11 +57,31 @@ class AlphaZeroSettings:
         check_choice(play.target, "target", ("completed_q", "visits"))
         for name in ("games_per_round", "steps_per_round", "batch_size", "buffer_size"):
             check_int(getattr(self, name), name, 1, 10**7)
-        check_number(self.learning_rate, "learning_rate", 0.0, low_open=True)
-        check_number(self.weight_decay, "weight_decay", 0.0)
+        # AdamW's steps multiply by lr / (1 - beta1) and 1 - lr * weight_decay in float32:
+        # far beyond 1 they overflow (and no run learns there).
+        check_number(self.learning_rate, "learning_rate", 0.0, 1.0, low_open=True)
+        check_number(self.weight_decay, "weight_decay", 0.0, 1.0)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def check_memory(rules: Rules, settings: AlphaZeroSettings) -> None:
+    """Refuse, before anything is allocated, ``settings`` whose replay buffer, self-play round
+    (every game's search tree, network call and samples at once) or gradient step passes its
+    limit on ``rules``' board: a ValueError of one line (``agents.limits.check_bytes``)."""
+    cells, board, play = rules.n_cells, rules.name, settings.play
+    check_bytes("buffer_size", settings.buffer_size, ReplayBuffer.sample_bytes(cells),
+                MAX_BUFFER_BYTES, board, "the replay buffer's samples")
+    # Each move's samples are kept until the round ends, then joined: twice over.
+    per_game = (tree_bytes(cells, play.simulations) + 2 * cells * (
+        ReplayBuffer.sample_bytes(cells) + 16) + activation_bytes(cells, settings.network, False))
+    check_bytes("games_per_round", settings.games_per_round, per_game, MAX_WORK_BYTES, board,
+                "the games searched at once", f" at {play.simulations:,} simulations")
+    sample = activation_bytes(cells, settings.network, True) + 3 * ReplayBuffer.sample_bytes(cells)
+    check_bytes("batch_size", settings.batch_size, sample, MAX_WORK_BYTES, board,
+                f"a gradient step of a network of {settings.network.channels} channels and "
+                f"{settings.network.blocks} blocks")
 
 
 Checkpoint = Callable[[Any, int], bool]  # (policy, games so far) -> stop
@@ -67,6 +95,7 @@ class Trainer:
 
     def __init__(self, rules: Rules, settings: AlphaZeroSettings = AlphaZeroSettings(),
                  seed: int = 0, player: GamePlayer | None = None) -> None:
+        check_memory(rules, settings)
         self.rules, self.settings, self.player = rules, settings, player
         torch.manual_seed(seed)
         self.net = PolicyValueNet(settings.network)

@@ -123,11 +123,30 @@ class RayPlayer:
         disconnect()
 
 
+def local_cpus() -> int:
+    """The CPUs this process may run on (its affinity, where the system has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def check_workers(workers: int, address: str | None) -> None:
+    """On a local Ray (``address`` None), at most one actor per CPU here: more would only wait
+    for each other, each holding its own copy of torch and the network. A ValueError of one
+    line; a cluster's CPUs are counted once connected (:func:`connect`), and so are those of a
+    Ray this process started itself."""
+    cpus = local_cpus()
+    if address is None and workers > cpus:
+        raise ValueError(f"--workers {workers:,}: a local Ray runs one actor per CPU, and this "
+                         f"machine has {cpus} CPUs to run on: give at most {cpus} (more on a Ray "
+                         "cluster, with --ray-address)")
+
+
 def connect(address: str | None, workers: int) -> ModuleType:
     """Ray, initialised: a new local instance (``address`` None) or the cluster at ``address``
     (unless this process is connected already); ValueError or ConnectionError in one line for
-    an unusable address or a cluster with fewer than ``workers`` CPUs, MissingExtra without
-    Ray."""
+    more ``workers`` than local CPUs, an unusable address or a cluster with fewer than
+    ``workers`` CPUs, MissingExtra without Ray."""
     if address is not None:
         check_address(address)
         for name, value in BOUNDED_CONNECT.items():
@@ -135,7 +154,8 @@ def connect(address: str | None, workers: int) -> ModuleType:
     ray = require("ray", "distributed", "--workers")
     if not ray.is_initialized():
         if address is None:  # "local": never a cluster that RAY_ADDRESS may name
-            ray.init(address="local", num_cpus=max(workers, os.cpu_count() or 1), **QUIET)
+            check_workers(workers, address)
+            ray.init(address="local", num_cpus=local_cpus(), **QUIET)
         else:
             _init_at(ray, address)
         _started_here.append(True)

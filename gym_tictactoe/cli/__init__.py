@@ -39,6 +39,7 @@ from gym_tictactoe.cli.match import (  # noqa: F401  (names the command line off
     RESULTS,
     MoveCallback,
     Quit,
+    check_opening,
     play_game,
     result_line,
 )
@@ -117,12 +118,18 @@ def _add_arena(subparsers: argparse._SubParsersAction) -> None:
     arena.add_argument("--opening", type=non_negative_int, default=0, metavar="PLIES",
                        help="the first PLIES moves of every game are random (seeded), so that "
                        "two players that always answer alike meet in different games, not "
-                       "one game over and over (default: 0)")
+                       "one game over and over; at most the board's cells - 1, and a random "
+                       "move that would end the game is never played (default: 0)")
     _add_board(arena)
     arena.set_defaults(run=_arena_command)
 
 
 def _arena_command(args: argparse.Namespace) -> int:
+    try:
+        check_opening(args.opening, args.board)
+    except ValueError as error:
+        print(f"gym-tictactoe arena: error: --{error}", file=sys.stderr)
+        return 2
     if args.players is None:  # minimax needs a solved board: search stands in beyond
         args.players = [name if args.board.solvable or name != "minimax" else "alphabeta"
                         for name in ARENA_PLAYERS]
@@ -168,7 +175,7 @@ def arena(players: Sequence[str], games: int, seed: int | None, rules: game.Rule
     ``models``: the players already loaded from model files, by path (loaded once);
     ``opening``: random plies at the start of every game."""
     games, seed = check_int(games, "games", 0), check_seed(seed)
-    opening = check_int(opening, "opening", 0)
+    opening = check_opening(opening, rules)
     rng = np.random.default_rng(seed)  # one stream, pairings in a fixed order: reproducible
     return [(x, o, pairing(x, o, games, rng, rules, models or {}, opening))
             for x in players for o in players]

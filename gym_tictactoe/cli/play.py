@@ -105,14 +105,14 @@ def introduction(rules: game.Rules) -> str:
     if notation.compact(rules.shape):
         return (f"{rules.name}: {rules.win_length} in a row wins. Type a cell as its column "
                 f"letter and row number, as on the board's edges ("
-                f"{notation.cell_name(_centre(rules), rules.shape)} is the centre), or 'row col' "
+                f"{notation.centre_phrase(rules.shape)}), or 'row col' "
                 f"from 0 at the top left, or its number 0-{last}; q quits.")
     return (f"{rules.name}: {rules.win_length} in a row wins. Cells are numbered 0-{last}, row "
             f"by row, as on the empty board below; type a cell or 'row col' (from 0); q quits.")
 
 
 def _centre(rules: game.Rules) -> int:
-    return rules.rows // 2 * rules.cols + rules.cols // 2
+    return notation.centre_cells(rules.shape)[0]
 
 
 class Match:

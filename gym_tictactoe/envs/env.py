@@ -14,6 +14,8 @@ from gym_tictactoe.envs import rendering
 from gym_tictactoe.envs.options import (  # the checks' earlier home was this module
     AGENT_MARKS,
     ILLEGAL_ACTIONS,
+    NO_MOVE,
+    WINNER_NAMES,
     EnvOptions,
     SharedOptions,
     check_choice,
@@ -88,10 +90,22 @@ class TicTacToeEnv(SharedOptions, gym.Env[npt.NDArray[np.int8], int]):
     ``ceil(rows * cols / 2)`` agent moves, so no time limit is registered.
 
     ## Information
-    Every ``reset`` and ``step`` returns ``action_mask`` (int8, 1 = legal cell), ``agent_mark``
-    (``"X"`` or ``"O"``) and ``board`` (absolute: 0 empty, 1 X, 2 O); ``opponent_action`` when the
-    opponent moved; at the end ``winner`` (``"X"``, ``"O"`` or ``None``) and, after an illegal move,
-    ``illegal_action=True``. ``env.action_masks()`` returns the mask for sb3-contrib's MaskablePPO.
+    Every ``reset`` and ``step`` returns the same keys, each always of one type and never
+    ``None`` (replay buffers such as Tianshou's store infos as arrays):
+
+    * ``action_mask``: int8, 1 = legal cell; all zeros once the game is over.
+    * ``agent_mark``: ``"X"`` or ``"O"``.
+    * ``board``: int8, absolute: 0 empty, 1 X, 2 O.
+    * ``opponent_action``: int, the cell the opponent marked in this step; -1 when it did not
+      move.
+    * ``winner``: ``"X"`` or ``"O"`` once a side has won (an illegal move forfeits); ``""``
+      while nobody has, so ``""`` at the end of a game is a draw.
+    * ``illegal_action``: bool, True when the agent's move was illegal and lost the game.
+
+    ``action_masks()`` returns the legal cells as bools, for sb3-contrib's MaskablePPO (which
+    finds it through SB3's ``env_method``). Gymnasium's wrappers do not forward it: on an env
+    made by ``gym.make`` call ``env.get_wrapper_attr("action_masks")()``, which also finds a
+    wrapper's own mapped mask (``CanonicalObservation``), or ``env.unwrapped.action_masks()``.
 
     ## Arguments
     ```python
@@ -100,6 +114,7 @@ class TicTacToeEnv(SharedOptions, gym.Env[npt.NDArray[np.int8], int]):
     >>> env = gym.make("TicTacToe-v0", opponent="minimax", agent_mark="random")
     >>> env = gym.make("TicTacToe-v0", rows=4, cols=4, win_length=3, opponent="alphabeta")
     ```
+
     * ``opponent``: a name (``"random"``, ``"minimax"``, ``"alphabeta"``, ``"epsilon"``,
       ``"heuristic"``, ``"montecarlo"``, ``"mixture"``, ``"policy"``; see
       ``gym_tictactoe.players.opponents``),
@@ -124,7 +139,9 @@ class TicTacToeEnv(SharedOptions, gym.Env[npt.NDArray[np.int8], int]):
     ## Version History
     * v0: initial version; ``rows``, ``cols`` and ``win_length`` added without changing 3x3;
       ``start`` and ``start_probability`` added, the default (``"empty"``) unchanged;
-      ``cell_size`` added, pictures framed and scaled with the board, the last move marked.
+      ``cell_size`` added, pictures framed and scaled with the board, the last move marked;
+      every info key on every step (``winner`` ``""`` where it was missing or None,
+      ``opponent_action`` -1 where it was missing, ``illegal_action`` False).
     """
 
     metadata = {"render_modes": RenderModes(["human", "ansi", "rgb_array"]), "render_fps": 4}
@@ -275,15 +292,11 @@ class TicTacToeEnv(SharedOptions, gym.Env[npt.NDArray[np.int8], int]):
         done = self.done = illegal or position.terminal
         # The legal mask is already all zeros at finished positions; an illegal move ends the
         # game at a position that is not finished.
+        winner = int(game.SWAP[self.agent]) if illegal else position.winner  # illegal: forfeit
         info = {"action_mask": self._no_moves.copy() if done else position.mask(),
-                "agent_mark": game.MARK_NAMES[self.agent], "board": position.cells.copy()}
-        if opponent_action is not None:
-            info["opponent_action"] = opponent_action
-        if illegal:
-            info["illegal_action"] = True
-            info["winner"] = game.MARK_NAMES[int(game.SWAP[self.agent])]  # the opponent's
-        elif done:
-            info["winner"] = game.MARK_NAMES.get(position.winner)
+                "agent_mark": game.MARK_NAMES[self.agent], "board": position.cells.copy(),
+                "opponent_action": NO_MOVE if opponent_action is None else opponent_action,
+                "winner": WINNER_NAMES[winner], "illegal_action": illegal}
         if self.render_mode == "human" and not illegal:
             self.render()
         return position.view(self.agent), reward, done, False, info

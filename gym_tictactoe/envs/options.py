@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 
 AGENT_MARKS = ("X", "O", "random")
 ILLEGAL_ACTIONS = ("lose", "raise")
+# Every info key is there on every step with one type, never None: replay buffers (Tianshou's)
+# stack infos into arrays and read a missing key or a None as a missing value.
+NO_MOVE = -1  # opponent_action where the opponent did not move
+WINNER_NAMES = ("", "X", "O")  # info["winner"] by winner code: "" while nobody has won
 
 
 def check_choice(name: str, value: Any, allowed: tuple) -> Any:

@@ -59,8 +59,15 @@ The game ends when a side completes a line, the board is full, or (under
 ``illegal_action="lose"``) an agent makes an illegal move: an occupied cell or anything that
 is not a cell number. Both agents are then terminated and each must ``step(None)`` once, as the
 AEC API has it (``agent_iter`` stops after the second). No truncation: a game lasts at most
-``rows * cols`` moves. ``infos[agent]`` is ``{}`` during play and ``{"winner": "X", "O" or
-None}`` at the end, plus ``"illegal_action": True`` for an agent that lost by an illegal move.
+``rows * cols`` moves.
+
+### Information
+
+``infos[agent]`` has the same two keys from ``reset`` on, each always a number of one type
+(Tianshou's replay buffer stores infos as arrays, TorchRL's ``PettingZooWrapper`` as tensors):
+``winner``, an int in the vector env's codes, 1 once X (``player_1``) has won, 2 once O
+(``player_2``) has, 0 while nobody has (0 at the end: a draw), and ``illegal_action``, True for
+the agent that lost by an illegal move.
 
 ### Arguments
 
@@ -86,7 +93,8 @@ rule, and vanishes under ``python -O``) has anything to do.
 
 ### Version History
 
-* v0: initial version (gym-tictactoe 0.1.0).
+* v0: initial version (gym-tictactoe 0.1.0); infos hold ``winner`` (an int code, was ``"X"``,
+  ``"O"`` or None at the end only) and ``illegal_action`` from ``reset`` on.
 """
 
 from __future__ import annotations
@@ -131,6 +139,12 @@ PLANES = np.array([[[0, 0], [1, 0], [0, 1]], [[0, 0], [0, 1], [1, 0]]], dtype=np
 SIDE = {"player_1": PLANES[0], "player_2": PLANES[1]}
 RENDER_MODES = ("human", "ansi", "rgb_array")
 ENV_ID = "gym_tictactoe/TicTacToe-v0"  # in PettingZoo's registry (1.27 and later)
+
+
+def _info(winner: int) -> dict[str, Any]:
+    """An agent's info: who has won (0: nobody yet, or a draw), no illegal move. Numbers only:
+    TorchRL's PettingZooWrapper makes a tensor of every info value."""
+    return {"winner": int(winner), "illegal_action": False}
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -200,7 +214,7 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
         self.terminations = dict.fromkeys(AGENTS, False)
         self.truncations = dict.fromkeys(AGENTS, False)
-        self.infos = {agent: {} for agent in AGENTS}
+        self.infos = {agent: _info(game.NO_WINNER) for agent in AGENTS}
         self.agent_selection, self._skip_agent_selection = AGENTS[0], None
         if self._position is None:
             self._position = new_position(self.rules)
@@ -250,7 +264,7 @@ class raw_env(AECEnv, EzPickle):
         self._done = True
         for agent in AGENTS:
             self.terminations[agent] = True
-            self.infos[agent] = {"winner": game.MARK_NAMES.get(winner)}
+            self.infos[agent] = _info(winner)
         if illegal_by is not None:
             # Only the mover pays: the other gets 0, as under PettingZoo's TerminateIllegalWrapper.
             self.rewards[illegal_by] = -1.0

@@ -1,10 +1,10 @@
 """# Tic-tac-toe and every m,n,k-game, two agents (PettingZoo Parallel API)
 
-The two-agent game of ``gym_tictactoe.envs.pettingzoo`` for
-libraries that take PettingZoo's Parallel
-API (Sample Factory, AgileRL's multi-agent algorithms, TorchRL's ``PettingZooWrapper`` with
-``parallel=True``): every ``step`` takes a dict of actions, one per live agent, and returns dicts
-of observations, rewards, terminations, truncations and infos. It needs the ``multiagent`` extra.
+The two-agent game of ``gym_tictactoe.envs.pettingzoo`` for libraries that take PettingZoo's
+Parallel API (Sample Factory, AgileRL's multi-agent algorithms; TorchRL's ``PettingZooWrapper``
+takes the AEC env instead, as it makes tensors of the infos and ``active_agent`` is a string):
+every ``step`` takes a dict of actions, one per live agent, and returns dicts of observations,
+rewards, terminations, truncations and infos. It needs the ``multiagent`` extra.
 
 | Import             | `from gym_tictactoe.envs.pettingzoo import parallel_env`      |
 |--------------------|----------------------------------------------------------|
@@ -15,18 +15,21 @@ of observations, rewards, terminations, truncations and infos. It needs the ``mu
 
 The game is turn-based: each step, only the agent to move acts, and the action given for the
 other agent is ignored (it may be anything, or missing). Whose turn it is shows in three places:
-``infos[agent]["active_agent"]`` (after ``reset`` and every step until the end), the
-``action_mask`` (all zeros for the agent not to move) and the alternation itself (``player_1``,
-X, moves first). Built with PettingZoo's own ``turn_based_aec_to_parallel`` conversion of the AEC
-env, which ``parallel_env`` adds three things to: a clear error for a missing action or a step
-after the game, ``active_agent`` after ``reset`` as well, and infos that are fresh dicts each step.
+``infos[agent]["active_agent"]`` (after ``reset`` and every step; ``""`` once the game is
+over), the ``action_mask`` (all zeros for the agent not to move) and the alternation itself
+(``player_1``, X, moves first). Built with PettingZoo's own ``turn_based_aec_to_parallel``
+conversion of the AEC env, which ``parallel_env`` adds three things to: a clear error for a
+missing action or a step after the game, ``active_agent`` after ``reset`` and at the end as
+well, and infos that are fresh dicts each step.
 
 ### Episode End
 
 The step that ends the game (a line, a full board, or an illegal move under
 ``illegal_action="lose"``) returns both agents terminated with their rewards (+1 / -1, 0 / 0, or
--1 for the illegal mover and 0 for the other) and ``infos[agent]["winner"]``; ``agents`` is then
-empty, and the next ``step`` is a ``RuntimeError`` saying to call ``reset()``. No truncation.
+-1 for the illegal mover and 0 for the other) and ``infos[agent]["winner"]`` (1 X, 2 O, 0
+a draw, as in the AEC env); ``agents`` is then empty, and the next ``step`` is a
+``RuntimeError`` saying to call ``reset()``. No truncation. Every info has the same keys on
+every step: ``active_agent``, ``winner`` and ``illegal_action``.
 
 ### Arguments
 
@@ -87,9 +90,10 @@ class TurnBasedParallelEnv(turn_based_aec_to_parallel_wrapper):
             raise ValueError(f"actions has no entry for {active}, the agent to move "
                              f"(the other agent's action is ignored); got keys {list(actions)}")
         observations, rewards, terminations, truncations, infos = super().step(actions)
-        # The base class hands out the AEC env's own info dicts, which later steps change.
+        # The base class hands out the AEC env's own info dicts, which later steps change, and
+        # sets active_agent only while the game goes on: "" keeps the key there at the end.
         return (observations, rewards, terminations, truncations,
-                {agent: dict(info) for agent, info in infos.items()})
+                {agent: {"active_agent": "", **info} for agent, info in infos.items()})
 
 
 if hasattr(pettingzoo, "register") and ENV_ID not in pettingzoo.parallel_registry:

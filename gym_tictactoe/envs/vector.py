@@ -19,7 +19,7 @@ from gymnasium.vector.utils import batch_space
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, shown
 from gym_tictactoe.envs import rendering
-from gym_tictactoe.envs.options import EnvOptions, SharedOptions, reset_options
+from gym_tictactoe.envs.options import NO_MOVE, EnvOptions, SharedOptions, reset_options
 from gym_tictactoe.envs.vector_boards import make_boards
 from gym_tictactoe.game import starts
 from gym_tictactoe.game.positions import as_cell
@@ -38,7 +38,6 @@ MAX_NUM_ENVS = 2**24  # 16.7 M boards already take gigabytes; beyond, arrays fai
 # 15x15 (tracemalloc); BYTES_PER_CELL and BYTES_PER_BOARD overestimate that a little.
 MEMORY_BUDGET = 4 * 2**30
 BYTES_PER_CELL, BYTES_PER_BOARD = 16, 64
-NO_MOVE = -1  # opponent_action of a board where the opponent did not move
 
 
 def memory_needed(num_envs: int, rules: game.Rules) -> int:
@@ -106,10 +105,12 @@ class TicTacToeVectorEnv(SharedOptions,
     ## Information
     Arrays over boards: ``action_mask`` (int8, ``(num_envs, cells)``, zeros once a board has
     ended), ``agent_mark`` (int8, 1 = X, 2 = O), ``board`` (absolute cells, int8),
-    ``opponent_action`` (int8, int16 on boards of over 127 cells), ``winner`` (int8, 0 for a draw)
+    ``opponent_action`` (int8, int16 on boards of over 127 cells; -1 where the opponent did not
+    move), ``winner`` (int8: 1 X, 2 O, 0 while nobody has won, so 0 on an ended board is a draw)
     and ``illegal_action`` (bool), the last three with Gymnasium's ``_key`` masks saying on which
-    boards they happened. ``action_masks()`` returns the cells each board accepts now, bool
-    ``(num_envs, cells)``, for MaskablePPO-style use.
+    boards they happened. Every key is there on every step, as in ``TicTacToeEnv``.
+    ``action_masks()`` returns the cells each board accepts now, bool ``(num_envs, cells)``, for
+    MaskablePPO-style use.
 
     ## Arguments
     ```python
@@ -120,6 +121,7 @@ class TicTacToeVectorEnv(SharedOptions,
     >>> envs = gym.make_vec("TicTacToe-v0", num_envs=256, vectorization_mode="vector_entry_point",
     ...                     rows=6, cols=6, win_length=4, opponent="heuristic")
     ```
+
     * ``num_envs``: the number of boards, at most 16,777,216 and at most what fits in 4 GiB at
       about 16 bytes a cell a board (``memory_needed``): 1,172,207 boards of 15x15, all 2**24 of
       3x3.

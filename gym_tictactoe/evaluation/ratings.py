@@ -104,6 +104,7 @@ def ratings_table(ratings: Sequence[Rating]) -> list[str]:
         score = f"{100 * r.points / r.games:.1f}%" if r.games else "-"
         mark = {"lower": " (never lost: at least)", "upper": " (never won: at most)"}[r.bound] \
             if r.bound else ""
-        lines.append(f"{r.name:<{width}} {r.elo:>7.0f} {interval:>14} {r.games:>7} "
+        # round() first: a rating of -0.3 shows as 0, never "-0"
+        lines.append(f"{r.name:<{width}} {round(r.elo):>7} {interval:>14} {r.games:>7} "
                      f"{score:>7}{mark}")
     return lines

@@ -135,6 +135,25 @@ def remove_stale_temporaries(path: Path, suffix: str) -> list[Path]:
     return removed
 
 
+_TEMPORARY = re.compile(r"\..+\.(\d+)\.[a-z0-9_]{8}(\.[A-Za-z0-9]+)?")
+
+
+def remove_temporaries(folder: str | os.PathLike, any_writer: bool = False) -> list[Path]:
+    """Remove the temporary files of :func:`atomic_path` in ``folder``, whatever their target,
+    that no writer holds locked and whose writing process is gone (``any_writer``: whichever
+    process wrote them, for a caller that knows none writes there now, such as the holder of
+    a run folder's lock: a killed writer's process id may live on as a zombie or another
+    process's); returns them."""
+    removed = []
+    for entry in os.scandir(Path(folder)):
+        found = _TEMPORARY.fullmatch(entry.name)
+        if (found and entry.is_file(follow_symlinks=False)
+                and (any_writer or not _process_exists(int(found.group(1))))
+                and _remove_unlocked(entry.path)):
+            removed.append(Path(entry.path))
+    return removed
+
+
 def _process_exists(pid: int) -> bool:
     if os.name != "posix" or pid == os.getpid():
         return True  # elsewhere os.kill(pid, 0) is no probe; our own pid may be another thread

@@ -5,8 +5,10 @@ small file can ask for terabytes. Here each member's size in the zip and its hea
 shape) are checked against what the caller expects first; object arrays (which would need
 unpickling), headers longer than ours and compression that ``zipfile`` inflates without bound
 (bzip2, lzma) are refused, each with one line; :func:`check_directory` bounds the zip's
-directory before ``zipfile`` reads it. Used by the Q-table files (``agents.q_files``) and the
-solution cache (``gym_tictactoe.game.cache``); ``bad(problem)`` builds the caller's own error.
+directory before ``zipfile`` reads it; :func:`check_finite` refuses NaN and infinities. Used by
+the Q-table files (``agents.q_files``), AlphaZero's model and checkpoint files
+(``agents.alphazero``) and the solution cache (``gym_tictactoe.game.cache``); ``bad(problem)``
+builds the caller's own error.
 """
 
 from __future__ import annotations
@@ -82,6 +84,9 @@ def read_entry(archive: zipfile.ZipFile, key: str, entry: Entry, bad: Bad) -> np
         shape, fortran, dtype = _header(member, key, bad)
         if dtype.hasobject:
             raise bad(f"{key!r} holds an object array, which would need unpickling")
+        if dtype.itemsize == 0:  # '<U0', '|S0', '|V0': numpy cannot make an array of them
+            raise bad(f"entry {key!r} has a dtype of zero size ({dtype.str!r}); "
+                      f"{key!r} must be {describe(entry)}")
         if (dtype.kind != entry.kind or shape != entry.shape
                 or (entry.itemsize is not None and dtype.itemsize != entry.itemsize)):
             raise bad(f"{key!r} must be {describe(entry)} of shape {entry.shape}, found "
@@ -92,6 +97,17 @@ def read_entry(archive: zipfile.ZipFile, key: str, entry: Entry, bad: Bad) -> np
         raise bad(f"entry {key!r} is truncated")
     array = np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C")
     return array.astype(array.dtype.newbyteorder("="))
+
+
+def check_finite(array: npt.NDArray, key: str, bad: Bad) -> npt.NDArray:
+    """``array`` (of entry ``key``) if every value in it is finite, else ``bad(problem)``: what
+    a model or checkpoint file holds must not make a network or table compute NaN."""
+    finite = np.isfinite(array).ravel()
+    if not finite.all():
+        raise bad(f"entry {key!r} holds values that are not finite (NaN or infinite): "
+                  f"{finite.size - np.count_nonzero(finite):,} of {finite.size:,}, the first at "
+                  f"index {finite.argmin():,}")
+    return array
 
 
 def _header(member: Any, key: str, bad: Bad) -> tuple[tuple[int, ...], bool, np.dtype]:

@@ -11,11 +11,16 @@ A cache file is untrusted: its type and size are checked on the open file before
 link to a device is never read; anything but a regular file at the path is solved without the
 cache, with one warning, and never replaced. Each read or save also removes the temporary files
 that writers killed mid-save left beside the entry (see ``gym_tictactoe.files``).
+
+Solving a board that is not cached yet takes seconds to a minute, once: it is said once, as a
+``logging`` warning of the ``gym_tictactoe`` logger (shown on stderr where logging is not
+configured; ``logging.getLogger("gym_tictactoe").setLevel(logging.ERROR)`` silences it).
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import warnings
 import zipfile
@@ -31,6 +36,7 @@ from gym_tictactoe.files.npz import Entry, array_entry, check_directory, read_en
 from gym_tictactoe.game import Rules
 from gym_tictactoe.game.solution import Solution
 
+LOG = logging.getLogger(__name__)  # under "gym_tictactoe": one logger silences the package
 ENV_VAR = "GYM_TICTACTOE_CACHE"
 FORMAT = "gym-tictactoe solution v1"
 _TEXT_BYTES = 64 * 1024  # the header: three short strings of 4-byte code points
@@ -63,6 +69,9 @@ def load_or_build(rules: Rules, build: Callable[[Rules], object]):
         cached = None
     if cached is not None:
         return cached
+    # Nothing is wrong, and nothing for the caller to change: a note (logging), not a warning.
+    LOG.warning("gym_tictactoe: solving the %s board once (seconds to a minute; the solution is "
+                "kept in %s for later runs)", rules.name, path.parent)
     solution = build(rules)
     try:
         save(path, solution.rules, solution.score, solution.reachable)

@@ -77,7 +77,7 @@ def compute(rules: game.Rules, say: Say) -> dict[str, Any]:
     if not rules.tabled and not cache.cache_path(rules).exists():
         say(f"solving the {rules.name} board (about a minute for 16 cells; once: the solution "
             f"is kept in {cache.cache_dir()})…")
-    solution = solver.solve(rules)
+    solution = _solve_quietly(rules)
     if not rules.tabled:
         say(f"counting the positions and games of the {rules.name} board (once: the counts are "
             "kept beside the solution)…")
@@ -90,6 +90,16 @@ def compute(rules: game.Rules, say: Say) -> dict[str, Any]:
         "plies": int(solution.distance_of([game.EMPTY_BOARD])[0]),
         "random": game.random_play_outcome(rules),
     }
+
+
+def _solve_quietly(rules: game.Rules) -> Any:
+    """``solver.solve`` without the cache's own note on solving: ``compute`` said it already,
+    in the caller's words."""
+    disabled, cache.LOG.disabled = cache.LOG.disabled, True
+    try:
+        return solver.solve(rules)
+    finally:
+        cache.LOG.disabled = disabled
 
 
 def facts_path(rules: game.Rules) -> Path:

@@ -72,6 +72,24 @@ def parse_cell(text: str, shape: tuple[int, int]) -> int:
     raise ValueError(f"{text.strip()!r} is not a cell: {hint}")
 
 
+def centre_cells(shape: tuple[int, int]) -> tuple[int, ...]:
+    """The centre-most cells, row by row: one on an odd-by-odd board, two where one side is
+    even, four on an even-by-even board (6x6 has c4, d4, c3 and d3)."""
+    rows, cols = shape
+    middle_rows = sorted({(rows - 1) // 2, rows // 2})
+    middle_cols = sorted({(cols - 1) // 2, cols // 2})
+    return tuple(row * cols + col for row in middle_rows for col in middle_cols)
+
+
+def centre_phrase(shape: tuple[int, int]) -> str:
+    """``d4 is the centre``, or every centre cell where there are several (``c4, d4, c3 and
+    d3 are the centre cells``), named as ``cell_name`` names them."""
+    names = [cell_name(cell, shape) for cell in centre_cells(shape)]
+    if len(names) == 1:
+        return f"{names[0]} is the centre"
+    return f"{', '.join(names[:-1])} and {names[-1]} are the centre cells"
+
+
 def cell_name_any(cell: int, shape: tuple[int, int]) -> str:
     """``cell`` in gomoku notation, on any board."""
     row, col = divmod(cell, shape[1])

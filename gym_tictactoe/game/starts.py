@@ -95,10 +95,17 @@ class StartWeights:
             raise ValueError(f"start weights must have shape {self.codes.shape}, one per "
                              f"position of {what}got shape {weights.shape}")
         weights = weights.astype(np.float64)
-        if not np.isfinite(weights).all() or (weights < 0).any() or not weights.sum() > 0:
+        largest = weights.max(initial=0.0)
+        if not np.isfinite(weights).all() or (weights < 0).any() or not largest > 0:
             raise ValueError("start weights must be finite numbers >= 0, not all 0; got "
-                             f"{weights.min()} to {weights.max()} (NaN: {np.isnan(weights).any()})")
-        self.cumulative = np.cumsum(weights)
+                             f"{weights.min(initial=0.0)} to {largest} (NaN: "
+                             f"{np.isnan(weights).any()})")
+        with np.errstate(over="ignore"):
+            self.cumulative = np.cumsum(weights)
+        if not np.isfinite(self.cumulative[-1]):
+            # Weights near the largest float sum to inf, which would send every draw to the
+            # last position: scaled to at most 1 first, they draw in the same proportions.
+            self.cumulative = np.cumsum(weights / largest)
 
     def draw(self, rng: np.random.Generator, size: int) -> npt.NDArray[np.int64]:
         """``size`` codes drawn with probability proportional to their weights."""

@@ -16,6 +16,7 @@ mixture) and the specs that name them.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -69,7 +70,12 @@ class EpsilonOpponent(Player):
                  rows: int = 3, cols: int = 3, win_length: int = 3) -> None:
         self.epsilon = check_number(epsilon, "epsilon", 0.0, 1.0)
         self._set_board(rows, cols, win_length)
-        self.inner = resolve_opponent(inner, self.rules)
+        try:
+            self.inner = resolve_opponent(inner, self.rules)
+        except ValueError as error:  # name the option: a nested default is not the user's word
+            default = " (its default)" if inner == "minimax" else ""
+            raise ValueError(f"epsilon's inner={inner!r}{default} cannot play on "
+                             f"{self.rules.name}: {error}") from None
         # The two players it chooses between, in the order the batch asks them.
         self._players = (RandomOpponent(**self.rules.kwargs), as_player(self.inner, self.rules))
 
@@ -174,11 +180,27 @@ OPPONENTS: dict[str, type] = {
 }
 
 
+BOARD_KEYS = ("rows", "cols", "win_length")  # set by the board, never by a spec
+
+
+def options_of(name: str) -> list[str]:
+    """The keyword options of the built-in player ``name`` that a spec may set (not the
+    board's: the env or ``--board`` sets those)."""
+    parameters = inspect.signature(OPPONENTS[name]).parameters
+    return [key for key, parameter in parameters.items() if key not in BOARD_KEYS
+            and parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)]
+
+
 def make_opponent(name: str, **kwargs) -> Opponent:
     """Build a built-in opponent by name, e.g. ``make_opponent("epsilon", epsilon=0.3)`` or
     ``make_opponent("minimax", rows=4, cols=4, win_length=3)``."""
     if not isinstance(name, str) or name not in OPPONENTS:
         raise ValueError(f"unknown opponent {name!r}; choose one of {sorted(OPPONENTS)}")
+    allowed = [*options_of(name), *BOARD_KEYS]
+    unknown = [key for key in kwargs if key not in allowed]
+    if unknown:
+        raise ValueError(f"bad arguments for opponent {name!r}: no option {unknown[0]!r}; its "
+                         f"options: {', '.join(options_of(name)) or 'none'}")
     try:
         return OPPONENTS[name](**kwargs)
     except TypeError as error:
@@ -235,7 +257,18 @@ def _parse_one(spec: str, rules: game.Rules) -> Opponent:
         if not equals:
             raise ValueError(f"bad opponent argument {item!r} in {spec!r}: expected key=value")
         kwargs[key.strip()] = _literal(value.strip())
-    return make_opponent(name.strip(), **kwargs, **rules.kwargs)
+    name = name.strip()
+    given = [key for key in kwargs if key in BOARD_KEYS]
+    if given and name in OPPONENTS:
+        raise ValueError(f"opponent {name!r}: {given[0]} is set by the board ({rules.name}), not "
+                         f"by a spec; its options: {', '.join(options_of(name)) or 'none'}")
+    try:
+        return make_opponent(name, **kwargs, **rules.kwargs)
+    except ValueError as error:
+        text = str(error)
+        if text.startswith((name + " ", name + "'s ", "unknown opponent", "bad arguments")):
+            raise
+        raise ValueError(f"opponent {name!r}: {text}") from None
 
 
 def _literal(text: str) -> float | int | bool | str | None:

@@ -92,10 +92,11 @@ class AlphaBetaPlayer:
     Arguments:
         rows, cols: the board, 1 to 15 each. win_length: k in a row, 1 to max(rows, cols).
         depth: None or a positive number of plies.
-        max_nodes: 1 to 1,000,000 positions per move (about 25 s and 60 MB at the ceiling on
-            15 x 15), or None (see above). The default, 2000, answers a 15 x 15 gomoku position
-            in about 30 ms (median; CPython), usually after a 5-ply iteration; with a
-            ``time_limit`` and no ``max_nodes`` the budget is the ceiling.
+        max_nodes: 1 to 1,000,000 positions per move (docs/limits.md gives the rate: the
+            ceiling costs most of a minute on 15 x 15), or None (see above). The default,
+            2000, answers a 15 x 15 gomoku position in about 30 ms (median; CPython), usually
+            after a 5-ply iteration; with a ``time_limit`` and no ``max_nodes`` the budget is
+            the ceiling.
         time_limit: None (default) or seconds per move, above 0 and up to 60.
         radius: 1 to 14, see above (used only with limits, on boards of more than 64 cells).
         width: None or a positive number of moves per position, see above (only with limits).
