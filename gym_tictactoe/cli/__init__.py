@@ -52,6 +52,7 @@ from gym_tictactoe.cli.play import (  # noqa: F401  (the play command's names, a
 from gym_tictactoe.evaluation import ratings
 from gym_tictactoe.extras import MissingExtra
 from gym_tictactoe.game.facts import facts
+from gym_tictactoe.game.proofs import CoreUnavailable
 from gym_tictactoe.players.opponents import Opponent, parse_opponent
 from gym_tictactoe.seeding import check_seed
 
@@ -201,7 +202,8 @@ def _add_facts(subparsers: argparse._SubParsersAction) -> None:
         "facts", help="the game's numbers, computed from the tables",
         description="Counts of positions and games, the game value and random play, exactly, "
         "for any board of at most 16 cells (4x4 takes about a minute the first time, then "
-        "about a second: the solution and the counts are cached).",
+        "about a second: the solution and the counts are cached); boards of 17 to 64 cells "
+        "get the value of the empty board, proved (then cached).",
     )
     _add_board(facts)
     facts.set_defaults(run=_facts_command)
@@ -213,7 +215,7 @@ def _facts_command(args: argparse.Namespace) -> int:
 
     try:
         lines = facts(args.board, say)
-    except ValueError as error:
+    except (ValueError, CoreUnavailable) as error:
         print(f"gym-tictactoe facts: error: {error}", file=sys.stderr)
         return 2
     for label, text in lines:

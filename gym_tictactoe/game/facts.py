@@ -33,8 +33,10 @@ Say = Callable[[str], None]
 
 def facts(rules: game.Rules = game.TICTACTOE, say: Say | None = None) -> list[tuple[str, str]]:
     """(label, value) lines about a solvable board, every number computed (or read back from
-    this module's cache of what was computed). ``say`` gets a line before each slow step."""
-    rules.check_solvable("facts")
+    this module's cache of what was computed). ``say`` gets a line before each slow step.
+    Boards of 17 to 64 cells get the proved value of the empty board alone."""
+    if not rules.solvable:
+        return proven_facts(rules, say or (lambda _: None))
     numbers = _cached_numbers(rules, say or (lambda _: None))
     value = {1: "X wins", 0: "draw", -1: "O wins"}[numbers["value"]]
     games, random_play = numbers["games"], numbers["random"]
@@ -52,6 +54,22 @@ def facts(rules: game.Rules = game.TICTACTOE, say: Say | None = None) -> list[tu
         canonical = np.unique(rules.tables.canonical[rules.reachable]).size
         lines.insert(3, ("positions up to symmetry", f"{canonical:,}"))
     return lines
+
+
+def proven_facts(rules: game.Rules, say: Say) -> list[tuple[str, str]]:
+    """The board and its proved value (too many positions to count), or "unknown" with the
+    budget that ran out."""
+    from gym_tictactoe.game import proven  # the proof solver's edge: only beyond 16 cells
+
+    proven.check_provable(rules)
+    if proven.proof_cache(rules).get(game.EMPTY_BOARD) is None:
+        say(f"proving the {rules.name} board (at most {proven.BUDGET:,} nodes; the value is then "
+            f"kept in {proven.proof_cache(rules).path})…")
+    value = proven.value(game.EMPTY_BOARD, rules)
+    text = ("unknown: not proved within the budget" if value is None
+            else {1: "X wins", 0: "draw", -1: "O wins"}[value] + " (proved)")
+    return [("board", f"{rules.rows} x {rules.cols}, {rules.win_length} in a row wins"),
+            ("value of the empty board, perfect play", text)]
 
 
 def compute(rules: game.Rules, say: Say) -> dict[str, Any]:

@@ -50,16 +50,32 @@ def solve(rules: Rules = game.TICTACTOE) -> Solution:
     return disk_cache.load_or_build(rules, build)
 
 
-def value(code: game.Position, rules: Rules = game.TICTACTOE) -> int:
-    """The game value for X under perfect play: +1, 0 or -1."""
+def value(code: game.Position, rules: Rules = game.TICTACTOE) -> int | None:
+    """The game value for X under perfect play: +1, 0 or -1. Boards of 17 to 64 cells are
+    proved (:mod:`.proven`): None when the proof ran out of its budget."""
+    if not rules.solvable:
+        return _proven().value(code, rules)
     return int(solve(rules).value_of([code])[0])
 
 
-def best_moves(code: game.Position, rules: Rules = game.TICTACTOE) -> list[int]:
-    """The perfect player's moves: best value, then fastest win or slowest loss."""
+def best_moves(code: game.Position, rules: Rules = game.TICTACTOE) -> list[int] | None:
+    """The perfect player's moves: best value, then fastest win or slowest loss. Proved boards
+    (17 to 64 cells) know no distances: every value-keeping move (None: unknown)."""
+    if not rules.solvable:
+        return _proven().value_keeping_moves(code, rules)
     return np.flatnonzero(solve(rules).best_of([code])[0]).tolist()
 
 
-def value_keeping_moves(code: game.Position, rules: Rules = game.TICTACTOE) -> list[int]:
-    """Every move that keeps the position's game value (the non-blunders)."""
+def value_keeping_moves(code: game.Position,
+                        rules: Rules = game.TICTACTOE) -> list[int] | None:
+    """Every move that keeps the position's game value (the non-blunders); on proved boards
+    None when a move's value is unknown."""
+    if not rules.solvable:
+        return _proven().value_keeping_moves(code, rules)
     return np.flatnonzero(solve(rules).keeps_value_of([code])[0]).tolist()
+
+
+def _proven():
+    from gym_tictactoe.game import proven  # the proof solver's edge: only beyond 16 cells
+
+    return proven
