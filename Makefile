@@ -34,8 +34,8 @@ $(VENV)/bin/python:
 # pip is quiet (-q): the echo lines say what comes and about how much, so a long silence is
 # expected; the sizes are those of the development machine's .venv (du -sh).
 $(CORE): pyproject.toml constraints.txt | $(VENV)/bin/python
-	@echo "Installing gym-tictactoe and its train extra into $(VENV) (gymnasium, numpy, tqdm," \
-		"matplotlib; about 0.2 GB, no torch). pip is quiet meanwhile."
+	@echo "Installing gym-tictactoe and its train extra into $(VENV) (gymnasium, numpy, numba," \
+		"tqdm, matplotlib; about 0.4 GB, no torch). pip is quiet meanwhile."
 	$(PIP_INSTALL) -e ".[train]"
 	touch $@
 

@@ -83,7 +83,7 @@ def test_make_play_needs_no_torch_either():
     assert '-e ".[train]"' in install
 
 
-@pytest.mark.parametrize(("target", "size"), [("train", "about 0.2 GB"), ("test", "about 2.2 GB")])
+@pytest.mark.parametrize(("target", "size"), [("train", "about 0.4 GB"), ("test", "about 2.2 GB")])
 def test_each_quiet_install_is_announced_with_what_and_how_much(target, size):
     # pip -q was silent for minutes on a fresh `make test`: a line first says what comes.
     commands = planned(target)
