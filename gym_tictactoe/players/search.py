@@ -18,8 +18,8 @@ import numpy.typing as npt
 
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, check_number
-from gym_tictactoe.players.negamax import PROVEN, WIN, Searcher
-from gym_tictactoe.players.threats import LinePosition, geometry
+from gym_tictactoe.players.compiled import Search, compiled
+from gym_tictactoe.players.threats import geometry
 
 MAX_SIDE = 15
 # A generous ceiling: a million positions take about 25 s and 60 MB (the transposition table
@@ -121,6 +121,8 @@ class AlphaBetaPlayer:
         self.radius = check_int(radius, "radius", 1, MAX_SIDE - 1)
         self.width = check_int(width, "width", 1, MAX_SIDE**2, none=True)
         self._geo = geometry(self.rows, self.cols, self.win_length)
+        small = self._geo.cells <= FULL_WIDTH_CELLS
+        self._near = self._geo.near(MAX_SIDE if small else self.radius)
         if self.exhaustive and self._geo.cells > game.SOLVED_CELLS:
             raise ValueError(
                 f"depth=None with max_nodes=None searches to the end of the game, which is "
@@ -147,41 +149,42 @@ class AlphaBetaPlayer:
     def search(self, board: npt.NDArray[np.int8], mark: int) -> SearchResult:
         """Search ``board`` (absolute, row-major) for ``mark``, the side to move."""
         cells = self._checked(board, mark)
-        small = self._geo.cells <= FULL_WIDTH_CELLS
-        pos = LinePosition(self._geo, cells, MAX_SIDE if small else self.radius)
-        return self._immediate(pos) or self._searched(pos, cells)
+        return self._immediate(cells, mark) or self._searched(cells, mark)
 
-    def _immediate(self, pos: LinePosition) -> SearchResult | None:
+    def _immediate(self, cells: npt.NDArray[np.int8], mark: int) -> SearchResult | None:
         """The answer when no search is needed: a win now, two threats to block, the first move."""
-        horizon, side = self._geo.cells + 1, pos.side
-        wins = pos.four_cells(side)
+        horizon, geo = self._geo.cells + 1, self._geo
+        wins = geo.four_cells(cells, mark)
         if wins:
             return SearchResult(tuple(sorted(wins)), horizon - 1, True, 1, 0)
-        blocks = pos.four_cells(1 - side)
+        blocks = geo.four_cells(cells, game.SWAP[mark])
         if len(blocks) > 1:  # every move loses in two; with limits it still blocks one
-            moves = pos.free_cells() if self.exhaustive else sorted(blocks)
+            moves = np.flatnonzero(cells == game.EMPTY).tolist() if self.exhaustive \
+                else sorted(blocks)
             return SearchResult(tuple(moves), 2 - horizon, True, 1, 0)
-        if pos.occupied == 0 and not self.exhaustive:
+        if not cells.any() and not self.exhaustive:
             return SearchResult(tuple(self._geo.centre_cells()), 0, False, 0, 0)
         return None
 
-    def _searched(self, pos: LinePosition, cells: npt.NDArray[np.int8]) -> SearchResult:
+    def _searched(self, cells: npt.NDArray[np.int8], mark: int) -> SearchResult:
         # Only the exhaustive search of a solvable board runs without a node ceiling.
         budget = self.max_nodes if self.max_nodes is not None or self.exhaustive else MAX_NODES
-        searcher = Searcher(pos, exhaustive=self.exhaustive, width=self.width,
-                            max_nodes=budget, time_limit=self.time_limit)
-        moves = sorted(pos.four_cells(1 - pos.side)) or searcher.ordered(-1)
+        core = compiled()
+        search = Search(core, self._geo, cells, self._near, budget=budget,
+                        exhaustive=self.exhaustive, width=self.width, time_limit=self.time_limit)
+        moves = sorted(self._geo.four_cells(cells, game.SWAP[mark])) or search.ordered()
         classes = {move: move for move in moves}
         if self.exhaustive:  # one move of each class of equivalent moves is enough
             classes = self._geo.move_classes(cells, moves)
             moves = [move for move in moves if classes[move] == move]
-        deepest = 1 if len(moves) == 1 and not self.exhaustive else pos.empties
-        best, ties, depth = searcher.deepen(moves, min(self.depth or deepest, deepest))
-        proven = self.exhaustive or abs(best) > PROVEN
-        if abs(best) > PROVEN:  # WIN - plies becomes horizon - plies
-            best += (self._geo.cells + 1 - WIN) * (1 if best > 0 else -1)
+        empties = int((cells == game.EMPTY).sum())
+        deepest = 1 if len(moves) == 1 and not self.exhaustive else empties
+        best, ties, depth = search.deepen(moves, min(self.depth or deepest, deepest))
+        proven = self.exhaustive or abs(best) > core.PROVEN
+        if abs(best) > core.PROVEN:  # WIN - plies becomes horizon - plies
+            best += (self._geo.cells + 1 - core.WIN) * (1 if best > 0 else -1)
         ties = sorted(move for move, kind in classes.items() if kind in ties)
-        return SearchResult(tuple(ties), best, proven, depth, searcher.nodes)
+        return SearchResult(tuple(ties), best, proven, depth, search.nodes)
 
     def _checked(self, board: npt.NDArray[np.int8], mark: int) -> npt.NDArray[np.int8]:
         """The board as int8 cells, after checking it is a game in progress with ``mark`` to
