@@ -48,7 +48,7 @@ class Search:
                     geo.gain_change, geo.steps, geo.fours, geo.nearness, geo.zobrist,
                     near[0], near[1], geo.order)
         self.pos = (np.zeros(lines, np.int64), np.zeros(2, np.int64),
-                    np.zeros((2, lines), np.int64), np.zeros(2, np.int64),
+                    np.zeros((2, lines), np.int64), np.zeros((2, 2), np.int64),
                     np.zeros((2, cells), np.int64), np.zeros(cells, np.int64),
                     np.zeros(cells, np.int64), np.zeros(2, np.uint64), np.zeros(2, np.int64))
         slots = table_slots(None if exhaustive else budget, cells)

@@ -30,10 +30,12 @@ def place(cell: int, gains: bool, geo, pos) -> None:
         sums[side] += own_gain[side, v]
         sums[1 - side] -= other_loss[side, v]
         if v == theirs:
-            counts[1 - side] -= four[1 - side, line]
+            counts[1 - side, 0] -= four[1 - side, line]
+            counts[1 - side, 1] -= four[1 - side, line] * line
             four[1 - side, line] = 0
         elif after == mine:
-            counts[side] += 1 - four[side, line]
+            counts[side, 0] += 1 - four[side, line]
+            counts[side, 1] += (1 - four[side, line]) * line
             four[side, line] = 1
         if gains and (change[side, 0, v] or change[side, 1, v]):
             for c in line_cells[line]:
@@ -64,10 +66,12 @@ def undo(cell: int, gains: bool, geo, pos) -> None:
         sums[side] -= own_gain[side, v]
         sums[1 - side] += other_loss[side, v]
         if v == theirs:
-            counts[1 - side] += 1 - four[1 - side, line]
+            counts[1 - side, 0] += 1 - four[1 - side, line]
+            counts[1 - side, 1] += (1 - four[1 - side, line]) * line
             four[1 - side, line] = 1
         elif after == mine:
-            counts[side] -= four[side, line]
+            counts[side, 0] -= four[side, line]
+            counts[side, 1] -= four[side, line] * line
             four[side, line] = 0
         if gains and (change[side, 0, v] or change[side, 1, v]):
             for c in line_cells[line]:
@@ -96,7 +100,8 @@ def setup(board, geo, pos) -> None:
     if geo[0].shape[1] == 1:  # k = 1: every empty line is a four of both sides
         for line in range(code.size):
             pos[2][0, line] = pos[2][1, line] = 1
-        pos[3][0] = pos[3][1] = code.size
+        for side in range(2):
+            pos[3][side, 0], pos[3][side, 1] = code.size, code.size * (code.size - 1) // 2
     for i in range(max(x_cells.size, o_cells.size)):
         if i < x_cells.size:
             place(x_cells[i], True, geo, pos)
@@ -137,10 +142,11 @@ def candidate_mask(pos, everything: bool) -> bool:
 @njit(cache=True, inline="always")
 def block_cells(pos, geo) -> tuple[int, int]:
     """(the cell where the side not to move would complete a line, how many such cells: 1, or
-    2 for two or more)."""
-    four, line_cells, occupied = pos[2][1 - pos[8][SIDE]], geo[0], pos[6]
+    2 for two or more). One four line is found from the sum of the fours' line numbers."""
+    other = 1 - pos[8][SIDE]
+    four, counts, line_cells, occupied = pos[2][other], pos[3][other], geo[0], pos[6]
     first, count = -1, 0
-    for line in range(four.size):
+    for line in range(four.size) if counts[0] > 1 else range(counts[1], counts[1] + 1):
         if four[line]:
             cell = -1
             for c in line_cells[line]:

@@ -222,9 +222,9 @@ def prepare(depth: int, alpha: int, beta: int, ply: int, geo, pos, tt, run
     :func:`frontier_moves`); EXPAND: the ordered moves, one ply less deep."""
     state, counts, moves = pos[8], pos[3], run[0][ply]
     side = state[SIDE]
-    if counts[side]:
+    if counts[side, 0]:
         return DONE, 0, WIN - ply - 1, 0
-    if counts[1 - side]:  # the opponent threatens to win: block, or lose to two threats
+    if counts[1 - side, 0]:  # the opponent threatens to win: block, or lose to two threats
         cell, count = block_cells(pos, geo)
         moves[0] = cell
         return (DONE, 0, -(WIN - ply - 2), 0) if count > 1 else (FORCED, 1, -INFINITY, depth)
@@ -272,10 +272,13 @@ def frontier_moves(geo, pos, fours) -> tuple[int, int, int]:
             fours[i] = c
             n = min(n + 1, FRONTIER_FOURS)
     rest = -1
+    if best < FOUR_BONUS:
+        return best, rest, n  # no four: the rest is not asked for
     for c in range(occupied.size):
-        if occupied[c] or (near_only and not cover[c]) or c in fours[:n]:
+        if occupied[c] or (near_only and not cover[c]) or c == fours[0] or (
+                n > 1 and c == fours[1]):
             continue
-        rest = max(rest, gain[c] % FOUR_BONUS)
+        rest = max(rest, gain[c] & (FOUR_BONUS - 1))  # gains are >= 0: the remainder
     return best, rest, n
 
 

@@ -1,8 +1,8 @@
 """The alpha-beta player: game-tree search for m,n,k-games too big to tabulate (up to 15 x 15).
 
 :class:`AlphaBetaPlayer` searches with negamax alpha-beta and iterative deepening
-(:mod:`.negamax`), a transposition table, threat detection and the line-counting evaluation of
-:mod:`.threats`. With no limits it searches every line to the end of the game and plays
+(:mod:`.negamax`, compiled with numba on first use and cached on disk), a transposition table,
+threat detection and the line-counting evaluation of :mod:`.threats`. With no limits it searches every line to the end of the game and plays
 perfectly, as the solver does: the best game value, then the fastest win or the slowest loss,
 chosen uniformly at random among the equally good moves. Its scores are on the solver's scale,
 for the side to move: ``+(cells + 1 - d)`` for a win ``d`` plies away, the negative for a loss,
@@ -22,13 +22,14 @@ from gym_tictactoe.players.compiled import Search, compiled
 from gym_tictactoe.players.threats import geometry
 
 MAX_SIDE = 15
-# A generous ceiling: a million positions take about 25 s and 60 MB (the transposition table
-# holds about one entry per interior position, some 50 bytes each) on 15x15 gomoku in CPython;
-# ten million took 253 s and 522 MB.
+# A generous ceiling: a million positions take a few seconds and a transposition table of 2**21
+# slots (31 bytes each, some 65 MB) on 15x15 gomoku (docs/limits.md has the measured figures).
 MAX_NODES = 1_000_000
-DEFAULT_MAX_NODES = 2000
+# Chosen so that a default reply on 15x15 gomoku stays within 50 ms (median; see
+# benchmarks/search_speed.py); the Python search had 2000 for the same time.
+DEFAULT_MAX_NODES = 15_000
 MAX_TIME_LIMIT = 60.0  # seconds per move; the node ceiling above stops the search first anyway
-_DEFAULT = object()  # max_nodes not given: 2000, or the ceiling when a time limit is set
+_DEFAULT = object()  # max_nodes not given: the default, or the ceiling when a time limit is set
 DEFAULT_RADIUS = 1
 DEFAULT_WIDTH = 12
 FULL_WIDTH_CELLS = 64  # on boards up to 8 x 8 every empty cell is a candidate, whatever radius
@@ -92,9 +93,9 @@ class AlphaBetaPlayer:
     Arguments:
         rows, cols: the board, 1 to 15 each. win_length: k in a row, 1 to max(rows, cols).
         depth: None or a positive number of plies.
-        max_nodes: 1 to 1,000,000 positions per move (about 25 s and 60 MB at the ceiling on
-            15 x 15), or None (see above). The default, 2000, answers a 15 x 15 gomoku position
-            in about 30 ms (median; CPython), usually after a 5-ply iteration; with a
+        max_nodes: 1 to 1,000,000 positions per move (a few seconds and 65 MB at the ceiling
+            on 15 x 15), or None (see above). The default, 15,000, answers a 15 x 15 gomoku
+            position within 50 ms (median), usually after a 7-ply iteration; with a
             ``time_limit`` and no ``max_nodes`` the budget is the ceiling.
         time_limit: None (default) or seconds per move, above 0 and up to 60.
         radius: 1 to 14, see above (used only with limits, on boards of more than 64 cells).
