@@ -27,7 +27,7 @@ MAX_SIDE = 15
 MAX_NODES = 1_000_000
 # Chosen so that a default reply on 15x15 gomoku stays within 50 ms (median; see
 # benchmarks/search_speed.py); the Python search had 2000 for the same time.
-DEFAULT_MAX_NODES = 15_000
+DEFAULT_MAX_NODES = 25_000
 MAX_TIME_LIMIT = 60.0  # seconds per move; the node ceiling above stops the search first anyway
 _DEFAULT = object()  # max_nodes not given: the default, or the ceiling when a time limit is set
 DEFAULT_RADIUS = 1
@@ -94,7 +94,7 @@ class AlphaBetaPlayer:
         rows, cols: the board, 1 to 15 each. win_length: k in a row, 1 to max(rows, cols).
         depth: None or a positive number of plies.
         max_nodes: 1 to 1,000,000 positions per move (a few seconds and 65 MB at the ceiling
-            on 15 x 15), or None (see above). The default, 15,000, answers a 15 x 15 gomoku
+            on 15 x 15), or None (see above). The default, 25,000, answers a 15 x 15 gomoku
             position within 50 ms (median), usually after a 7-ply iteration; with a
             ``time_limit`` and no ``max_nodes`` the budget is the ceiling.
         time_limit: None (default) or seconds per move, above 0 and up to 60.
@@ -122,8 +122,9 @@ class AlphaBetaPlayer:
         self.radius = check_int(radius, "radius", 1, MAX_SIDE - 1)
         self.width = check_int(width, "width", 1, MAX_SIDE**2, none=True)
         self._geo = geometry(self.rows, self.cols, self.win_length)
+        # Up to 8 x 8 every empty cell is a candidate: no cell needs counting what is near it.
         small = self._geo.cells <= FULL_WIDTH_CELLS
-        self._near = self._geo.near(MAX_SIDE if small else self.radius)
+        self._near = self._geo.near(0 if small else self.radius)
         if self.exhaustive and self._geo.cells > game.SOLVED_CELLS:
             raise ValueError(
                 f"depth=None with max_nodes=None searches to the end of the game, which is "

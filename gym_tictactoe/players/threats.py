@@ -67,7 +67,8 @@ class Geometry:
 
     def near(self, radius: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """For each cell, the cells within ``radius`` king moves of it, itself included, as
-        (starts, cells): cell ``c``'s are ``cells[starts[c] : starts[c + 1]]``."""
+        (starts, cells): cell ``c``'s are ``cells[starts[c] : starts[c + 1]]``. Radius 0: none
+        (then every empty cell is a candidate)."""
         return _near(self.rows, self.cols, radius)
 
     def move_classes(self, board: npt.NDArray[np.int8], moves: list[int]) -> dict[int, int]:
@@ -165,10 +166,10 @@ def _symmetries(rows: int, cols: int) -> npt.NDArray[np.intp]:
 @cache
 def _near(rows: int, cols: int, radius: int) -> tuple[npt.NDArray[np.int64], ...]:
     near: list[list[int]] = []
-    for r in range(rows):
+    for r in range(rows if radius else 0):
         for c in range(cols):
             rs = range(max(0, r - radius), min(rows, r + radius + 1))
             cs = range(max(0, c - radius), min(cols, c + radius + 1))
             near.append([i * cols + j for i in rs for j in cs])
-    starts = np.cumsum([0] + [len(n) for n in near]).astype(np.int64)
-    return starts, np.array([c for n in near for c in n], dtype=np.int64)
+    starts = np.cumsum([0] + [len(n) for n in near] + [0] * (rows * cols - len(near)))
+    return starts.astype(np.int64), np.array([c for n in near for c in n], dtype=np.int64)
