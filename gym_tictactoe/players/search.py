@@ -2,11 +2,11 @@
 
 :class:`AlphaBetaPlayer` searches with negamax alpha-beta and iterative deepening
 (:mod:`.negamax`, compiled with numba on first use and cached on disk), a transposition table,
-threat detection and the line-counting evaluation of :mod:`.threats`. With no limits it searches every line to the end of the game and plays
-perfectly, as the solver does: the best game value, then the fastest win or the slowest loss,
-chosen uniformly at random among the equally good moves. Its scores are on the solver's scale,
-for the side to move: ``+(cells + 1 - d)`` for a win ``d`` plies away, the negative for a loss,
-0 for a draw.
+threat detection and the line-counting evaluation of :mod:`.threats`. With no limits it
+searches every line to the end of the game and plays perfectly, as the solver does: the best
+game value, then the fastest win or the slowest loss, chosen uniformly at random among the
+equally good moves. Its scores are on the solver's scale, for the side to move:
+``+(cells + 1 - d)`` for a win ``d`` plies away, the negative for a loss, 0 for a draw.
 """
 
 from __future__ import annotations
