@@ -61,21 +61,39 @@ def _mark(board: np.ndarray) -> int:
     return game.X if np.count_nonzero(board) % 2 == 0 else game.O
 
 
+def speed_positions(rules: game.Rules, count: int, seed: int = 0) -> list[np.ndarray]:
+    """``count`` positions after 4 to 14 moves of seeded random games, unfinished: openings and
+    middle games, where a search spends its budget (later positions of random play are mostly
+    decided in a few plies, and their searches end early)."""
+    geo, rng, found = ab.geometry(rules.rows, rules.cols, rules.win_length), \
+        np.random.default_rng(seed), []
+    while len(found) < count:
+        _, seen = ab.play(geo, ab.random_player, ab.random_player, rng, stop=15)
+        found += [b for b in seen if 4 <= np.count_nonzero(b) <= 14][::5]
+    return found[:count]
+
+
 def alphabeta_speed(rules: game.Rules, boards: list[np.ndarray], nodes: int) -> dict[str, Any]:
-    """Positions a second of the old and the new player at the same budget, same positions."""
+    """Positions a second of the old and the new player at the same budget, same positions:
+    over every search (the Python edge included: checks, tables, a short search is mostly
+    edge) and over the searches that used at least half the budget (the search itself)."""
     old = legacy.old_alphabeta()(rules.rows, rules.cols, rules.win_length, max_nodes=nodes)
     new = AlphaBetaPlayer(rules.rows, rules.cols, rules.win_length, max_nodes=nodes)
     new.search(boards[0], _mark(boards[0]))  # compiled (or loaded from the cache) first
+    runs = {"old": [], "new": []}
+    for board in boards:
+        for name, player in (("old", old), ("new", new)):
+            start = time.process_time()
+            count = player.search(board, _mark(board)).nodes
+            runs[name].append((count, time.process_time() - start))
     out: dict[str, Any] = {"max_nodes": nodes, "positions": len(boards)}
-    for name, player in (("old", old), ("new", new)):
-        count, start = 0, time.process_time()
-        for board in boards:
-            count += player.search(board, _mark(board)).nodes
-        seconds = time.process_time() - start
-        out[name] = {"nodes": count, "cpu_seconds": round(seconds, 3),
-                     "positions_per_second": round(count / seconds)}
-    out["speedup"] = round(out["new"]["positions_per_second"]
-                           / out["old"]["positions_per_second"], 1)
+    for label, keep in (("all", lambda n: True), ("long", lambda n: 2 * n >= nodes)):
+        picked = {name: [r for r in runs[name] if keep(r[0])] for name in runs}
+        rates = {name: sum(r[0] for r in picked[name]) / max(sum(r[1] for r in picked[name]),
+                                                              1e-9) for name in runs}
+        out[label] = {"searches": len(picked["new"]), "nodes": sum(r[0] for r in picked["new"]),
+                      **{f"{name}_positions_per_second": round(rates[name]) for name in runs},
+                      "speedup": round(rates["new"] / max(rates["old"], 1e-9), 1)}
     return out
 
 
@@ -124,7 +142,10 @@ def elo(rules: game.Rules, games: int, seed: int = 0) -> dict[str, Any]:
             "new_max_nodes": DEFAULT_MAX_NODES, "old_max_nodes": OLD_DEFAULT_NODES,
             "new_as_X": tally["new"], "old_as_X": tally["old"],
             "new_score": rating.points / max(rating.games, 1),
-            "elo_new_over_old": round(rating.elo), "interval_95": round(rating.interval)}
+            "elo_new_over_old": round(rating.elo),
+            # With two players a rating's interval is that of its distance from their mean,
+            # half the difference: the difference's interval is twice as wide.
+            "interval_95": round(2 * rating.interval)}
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -135,6 +156,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         boards = ab.positions(rules.rows, rules.cols, rules.win_length, args.positions)
         entry = results["boards"][rules.name] = {}
         entry["alphabeta"] = alphabeta_speed(rules, boards, args.nodes)
+        entry["alphabeta_openings"] = alphabeta_speed(
+            rules, speed_positions(rules, args.positions), args.nodes)
+        print(f"{rules.name}: alphabeta {entry['alphabeta_openings']}", file=sys.stderr,
+              flush=True)
         print(f"{rules.name}: alphabeta {entry['alphabeta']}", file=sys.stderr, flush=True)
         entry["mcts"] = mcts_speed(rules, boards, args.simulations)
         print(f"{rules.name}: mcts {entry['mcts']}", file=sys.stderr, flush=True)
@@ -154,8 +179,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = measure(args)
     results["command"] = " ".join(["python", *sys.argv])
     for name, entry in results["boards"].items():
-        print(f"{name}: alphabeta x{entry['alphabeta']['speedup']}, "
-              f"mcts x{entry['mcts']['speedup']}")
+        speed, early = entry["alphabeta"], entry["alphabeta_openings"]
+        print(f"{name}: alphabeta x{speed['all']['speedup']} over positions of play, "
+              f"x{early['all']['speedup']} over openings (x{early['long']['speedup']} where the "
+              f"search used half its budget or more); mcts x{entry['mcts']['speedup']}")
     reply, rating = results["default_reply_15x15x5"], results["elo"]
     print(f"15x15x5 default reply ({reply['max_nodes']} nodes): median {reply['median_ms']:.1f}"
           f" ms, CPU median {reply['cpu_median_ms']:.1f} ms")

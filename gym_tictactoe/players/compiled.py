@@ -15,7 +15,10 @@ import numpy.typing as npt
 from gym_tictactoe.game.proofs import CoreUnavailable
 from gym_tictactoe.players.threats import Geometry
 
-MIN_TABLE, MAX_TABLE = 1 << 10, 1 << 21  # transposition-table slots (31 bytes each)
+# Transposition-table slots, 48 bytes each (two 64-bit keys, depth, bound, score, move): the
+# ceiling, 2**20 (48 MB), holds every position a search of 1,000,000 nodes stores (only the nodes
+# whose moves are searched store one), and overwrites beyond.
+MIN_TABLE, MAX_TABLE = 1 << 10, 1 << 20
 UNBOUNDED = 1 << 61  # no node budget (the exhaustive search of a solvable board)
 
 

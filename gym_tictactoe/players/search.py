@@ -22,8 +22,8 @@ from gym_tictactoe.players.compiled import Search, compiled
 from gym_tictactoe.players.threats import geometry
 
 MAX_SIDE = 15
-# A generous ceiling: a million positions take a few seconds and a transposition table of 2**21
-# slots (31 bytes each, some 65 MB) on 15x15 gomoku (docs/limits.md has the measured figures).
+# A generous ceiling: a million positions take a few seconds and a transposition table of 48 MB
+# on 15x15 gomoku (docs/limits.md has the measured figures).
 MAX_NODES = 1_000_000
 # Chosen so that a default reply on 15x15 gomoku stays within 50 ms (median; see
 # benchmarks/search_speed.py); the Python search had 2000 for the same time.
@@ -93,7 +93,7 @@ class AlphaBetaPlayer:
     Arguments:
         rows, cols: the board, 1 to 15 each. win_length: k in a row, 1 to max(rows, cols).
         depth: None or a positive number of plies.
-        max_nodes: 1 to 1,000,000 positions per move (a few seconds and 65 MB at the ceiling
+        max_nodes: 1 to 1,000,000 positions per move (a few seconds and 48 MB at the ceiling
             on 15 x 15), or None (see above). The default, 25,000, answers a 15 x 15 gomoku
             position within 50 ms (median), usually after a 7-ply iteration; with a
             ``time_limit`` and no ``max_nodes`` the budget is the ceiling.
@@ -151,15 +151,16 @@ class AlphaBetaPlayer:
     def search(self, board: npt.NDArray[np.int8], mark: int) -> SearchResult:
         """Search ``board`` (absolute, row-major) for ``mark``, the side to move."""
         cells = self._checked(board, mark)
-        return self._immediate(cells, mark) or self._searched(cells, mark)
+        blocks = self._geo.four_cells(cells, game.SWAP[mark])
+        return self._immediate(cells, mark, blocks) or self._searched(cells, mark, blocks)
 
-    def _immediate(self, cells: npt.NDArray[np.int8], mark: int) -> SearchResult | None:
+    def _immediate(self, cells: npt.NDArray[np.int8], mark: int,
+                   blocks: set[int]) -> SearchResult | None:
         """The answer when no search is needed: a win now, two threats to block, the first move."""
         horizon, geo = self._geo.cells + 1, self._geo
         wins = geo.four_cells(cells, mark)
         if wins:
             return SearchResult(tuple(sorted(wins)), horizon - 1, True, 1, 0)
-        blocks = geo.four_cells(cells, game.SWAP[mark])
         if len(blocks) > 1:  # every move loses in two; with limits it still blocks one
             moves = np.flatnonzero(cells == game.EMPTY).tolist() if self.exhaustive \
                 else sorted(blocks)
@@ -168,13 +169,14 @@ class AlphaBetaPlayer:
             return SearchResult(tuple(self._geo.centre_cells()), 0, False, 0, 0)
         return None
 
-    def _searched(self, cells: npt.NDArray[np.int8], mark: int) -> SearchResult:
+    def _searched(self, cells: npt.NDArray[np.int8], mark: int,
+                  blocks: set[int]) -> SearchResult:
         # Only the exhaustive search of a solvable board runs without a node ceiling.
         budget = self.max_nodes if self.max_nodes is not None or self.exhaustive else MAX_NODES
         core = compiled()
         search = Search(core, self._geo, cells, self._near, budget=budget,
                         exhaustive=self.exhaustive, width=self.width, time_limit=self.time_limit)
-        moves = sorted(self._geo.four_cells(cells, game.SWAP[mark])) or search.ordered()
+        moves = sorted(blocks) or search.ordered()
         classes = {move: move for move in moves}
         if self.exhaustive:  # one move of each class of equivalent moves is enough
             classes = self._geo.move_classes(cells, moves)
