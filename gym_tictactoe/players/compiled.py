@@ -6,7 +6,10 @@ scratch position and transposition table, and hands them to the compiled functio
 from __future__ import annotations
 
 import importlib
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 
 import numpy as np
@@ -19,6 +22,7 @@ from gym_tictactoe.players.threats import Geometry
 # ceiling, 2**20 (48 MB), holds every position a search of 1,000,000 nodes stores (only the nodes
 # whose moves are searched store one), and overwrites beyond.
 MIN_TABLE, MAX_TABLE = 1 << 10, 1 << 20
+KEPT_TABLE = 1 << 17  # tables up to this many slots (6 MB) are kept for the thread's next search
 UNBOUNDED = 1 << 61  # no node budget (the exhaustive search of a solvable board)
 
 
@@ -39,13 +43,40 @@ def table_slots(budget: int | None, cells: int) -> int:
     return int(min(MAX_TABLE, max(MIN_TABLE, 1 << (2 * wanted - 1).bit_length())))
 
 
+def new_table(slots: int) -> tuple:
+    """An empty transposition table: keys (slots, 2), (depth + 1, bound, score, move) (slots,
+    4), and the list of used slots (its count first), a quarter of the table long."""
+    return (np.zeros((slots, 2), np.uint64), np.zeros((slots, 4), np.int64),
+            np.zeros(slots // 4 + 1, np.int64))
+
+
+_kept = threading.local()  # per thread: slots -> an empty table
+
+
+@contextmanager
+def lent_table(core: ModuleType, slots: int) -> Iterator[tuple]:
+    """An empty table of ``slots`` slots for one search, emptied afterwards and kept for the
+    thread's next search when small (one per thread: no lock, nothing shared)."""
+    tables = _kept.__dict__.setdefault("tables", {})
+    table = tables.pop(slots, None) if slots <= KEPT_TABLE else None
+    table = table if table is not None else new_table(slots)
+    try:
+        yield table
+    finally:
+        core.clear(table)
+        if slots <= KEPT_TABLE:
+            tables[slots] = table
+
+
 class Search:
-    """One search from one position: its scratch position, table and counters."""
+    """One search from one position: its scratch position, table and counters. ``table``: an
+    empty table to use (from :func:`new_table`, emptied by the compiled ``clear`` after a
+    search) instead of allocating one: a fresh one costs page faults a short search notices."""
 
     def __init__(self, core: ModuleType, geo: Geometry, board: npt.NDArray[np.int8],
                  near: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]], *,
                  budget: int | None, exhaustive: bool, width: int | None,
-                 time_limit: float | None) -> None:
+                 time_limit: float | None, table: tuple | None = None) -> None:
         self.core, cells, lines = core, geo.cells, geo.line_cells.shape[0]
         self.geo = (geo.line_cells, geo.starts, geo.through, geo.own_gain, geo.other_loss,
                     geo.gain_change, geo.steps, geo.fours, geo.nearness, geo.zobrist,
@@ -54,8 +85,8 @@ class Search:
                     np.zeros((2, lines), np.int64), np.zeros((2, 2), np.int64),
                     np.zeros((2, cells), np.int64), np.zeros(cells, np.int64),
                     np.zeros(cells, np.int64), np.zeros(2, np.uint64), np.zeros(2, np.int64))
-        slots = table_slots(None if exhaustive else budget, cells)
-        self.tt = (np.zeros((slots, 2), np.uint64), np.zeros((slots, 4), np.int64))
+        self.tt = table if table is not None else new_table(
+            table_slots(None if exhaustive else budget, cells))
         width = cells if width is None or exhaustive else min(width, cells)
         counters = np.array([0, UNBOUNDED, 0, UNBOUNDED if budget is None else budget,
                              time_limit is not None, exhaustive, width], dtype=np.int64)

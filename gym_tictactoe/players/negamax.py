@@ -130,7 +130,10 @@ def from_table(score: int, ply: int) -> int:
 def store(depth: int, bound: int, score: int, move: int, pos, tt) -> None:
     slot, _ = find(pos, tt)
     tt[0][slot, 0], tt[0][slot, 1] = pos[7][0], pos[7][1]
-    ints = tt[1][slot]
+    ints, used = tt[1][slot], tt[2]
+    if ints[0] == 0 and used[0] < used.size - 1:  # a new slot: listed for clear()
+        used[0] += 1
+        used[used[0]] = slot
     ints[0], ints[1], ints[2], ints[3] = depth + 1, bound, score, move
 
 
@@ -146,6 +149,19 @@ def next_limit(run) -> None:
         counters[LIMIT] = min(counters[NODES] + CLOCK_EVERY, counters[MAX_NODES])
     else:
         counters[LIMIT] = counters[MAX_NODES]
+
+
+@njit(cache=True)
+def clear(tt) -> None:
+    """Empty the table for the next search: the slots listed as used, or all of them when the
+    list overflowed (a table reused by many short searches is not wiped whole each time)."""
+    used = tt[2]
+    if used[0] >= used.size - 1:
+        tt[1][:, 0] = 0
+    else:
+        for i in range(1, used[0] + 1):
+            tt[1][used[i], 0] = 0
+    used[0] = 0
 
 
 # Without the runtime's reference counts (_nrt=False): the loop allocates nothing, and counting

@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, check_number
-from gym_tictactoe.players.compiled import Search, compiled
+from gym_tictactoe.players.compiled import Search, compiled, lent_table, table_slots
 from gym_tictactoe.players.threats import geometry
 
 MAX_SIDE = 15
@@ -174,16 +174,19 @@ class AlphaBetaPlayer:
         # Only the exhaustive search of a solvable board runs without a node ceiling.
         budget = self.max_nodes if self.max_nodes is not None or self.exhaustive else MAX_NODES
         core = compiled()
-        search = Search(core, self._geo, cells, self._near, budget=budget,
-                        exhaustive=self.exhaustive, width=self.width, time_limit=self.time_limit)
-        moves = sorted(blocks) or search.ordered()
-        classes = {move: move for move in moves}
-        if self.exhaustive:  # one move of each class of equivalent moves is enough
-            classes = self._geo.move_classes(cells, moves)
-            moves = [move for move in moves if classes[move] == move]
-        empties = int((cells == game.EMPTY).sum())
-        deepest = 1 if len(moves) == 1 and not self.exhaustive else empties
-        best, ties, depth = search.deepen(moves, min(self.depth or deepest, deepest))
+        slots = table_slots(None if self.exhaustive else budget, self._geo.cells)
+        with lent_table(core, slots) as table:
+            search = Search(core, self._geo, cells, self._near, budget=budget, table=table,
+                            exhaustive=self.exhaustive, width=self.width,
+                            time_limit=self.time_limit)
+            moves = sorted(blocks) or search.ordered()
+            classes = {move: move for move in moves}
+            if self.exhaustive:  # one move of each class of equivalent moves is enough
+                classes = self._geo.move_classes(cells, moves)
+                moves = [move for move in moves if classes[move] == move]
+            empties = int((cells == game.EMPTY).sum())
+            deepest = 1 if len(moves) == 1 and not self.exhaustive else empties
+            best, ties, depth = search.deepen(moves, min(self.depth or deepest, deepest))
         proven = self.exhaustive or abs(best) > core.PROVEN
         if abs(best) > core.PROVEN:  # WIN - plies becomes horizon - plies
             best += (self._geo.cells + 1 - core.WIN) * (1 if best > 0 else -1)
