@@ -452,3 +452,20 @@ def test_the_benchmark_measures_times_and_results():
     assert entry["versus_random"] == {seat: {"win": 2, "draw": 0, "loss": 0}
                                       for seat in ("as_X", "as_O")}
     assert "5x5x4: reply median" in bench.report(results)
+
+
+def test_a_kept_table_is_emptied_after_each_search():
+    """Small tables are kept per thread between searches and emptied slot by slot: a search
+    after others answers as one with a fresh table (the transposition table's entries never
+    leak from one position to the next)."""
+    from gym_tictactoe.players import compiled as edge
+
+    boards = random_game(15, 15, 5, seed=4)[6:30:6]
+    player = AlphaBetaPlayer(15, 15, 5, max_nodes=2000)
+    kept = [player.search(b, to_move(b)) for b in boards]
+    for table in edge._kept.tables.values():
+        assert not table[1][:, 0].any() and table[2][0] == 0
+    edge._kept.tables.clear()
+    fresh = [AlphaBetaPlayer(15, 15, 5, max_nodes=2000).search(boards[i], to_move(boards[i]))
+             for i in (3, 0)]
+    assert fresh == [kept[3], kept[0]]
