@@ -469,3 +469,26 @@ def test_a_kept_table_is_emptied_after_each_search():
     fresh = [AlphaBetaPlayer(15, 15, 5, max_nodes=2000).search(boards[i], to_move(boards[i]))
              for i in (3, 0)]
     assert fresh == [kept[3], kept[0]]
+
+
+def test_without_numba_a_search_is_one_line():
+    """numba is imported by the first search only; missing, it is one line (CoreUnavailable,
+    which the command line prints), not a traceback from deep inside."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "sys.modules['numba'] = None  # as if not installed\n"
+            "import numpy as np\n"
+            "from gym_tictactoe.players.search import AlphaBetaPlayer\n"
+            "from gym_tictactoe.game.proofs import CoreUnavailable\n"
+            "player = AlphaBetaPlayer(6, 6, 4)\n"
+            "board = np.zeros(36, np.int8); board[14] = 1\n"
+            "try:\n"
+            "    player.search(board, 2)\n"
+            "except CoreUnavailable as error:\n"
+            "    print(error)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("\n") == 1 and "needs numba" in result.stdout
