@@ -16,9 +16,10 @@ import pytest
 from gym_tictactoe import game
 from gym_tictactoe.game import solver
 from gym_tictactoe.players import negamax, search
+from gym_tictactoe.players.compiled import Search, compiled
 from gym_tictactoe.players.opponents import make_opponent, parse_opponent
 from gym_tictactoe.players.search import MAX_NODES, AlphaBetaPlayer
-from gym_tictactoe.players.threats import FOUR_BONUS, GAIN_SHIFT, LOW, LinePosition, geometry
+from gym_tictactoe.players.threats import FOUR_BONUS, geometry
 
 T3 = game.TICTACTOE  # tic-tac-toe's rules
 
@@ -267,7 +268,7 @@ def test_a_time_limit_stops_the_search(monkeypatch):
     # at most 20 readings of the clock after the first iteration, CLOCK_EVERY positions apart
     assert result.depth >= 1 and result.nodes <= first + 20 * negamax.CLOCK_EVERY
     assert all(board[m] == game.EMPTY for m in result.moves)
-    untimed = AlphaBetaPlayer(15, 15, 5, max_nodes=MAX_NODES, depth=6).search(board, mark)
+    untimed = AlphaBetaPlayer(15, 15, 5, max_nodes=MAX_NODES, depth=8).search(board, mark)
     assert untimed.nodes > result.nodes  # so the limit, not the depth, stopped it
 
 
@@ -385,50 +386,57 @@ def test_accepts_any_integer_board_and_returns_a_python_int():
 
 # --- the scratch position ------------------------------------------------------------------------
 
-def _state(pos: LinePosition) -> tuple:
+def _search(board: np.ndarray, rows: int, cols: int, k: int) -> Search:
+    geo = geometry(rows, cols, k)
+    return Search(compiled(), geo, board, geo.near(2), budget=100, exhaustive=False, width=12,
+                  time_limit=None)
+
+
+def _state(search: Search) -> tuple:
     """Everything a search reads (an occupied cell's gain is never read)."""
-    gains = [g for c, g in enumerate(pos.gains) if c not in pos.stones]
-    return (pos.code, pos.sums, pos.fours, gains, pos.covered, pos.stones, pos.occupied,
-            pos.key, pos.empties, pos.side)
+    code, sums, four, counts, gains, cover, occupied, keys, state = search.pos
+    empty = occupied == 0
+    return tuple(a.tolist() for a in (code, sums, four, counts, gains[:, empty], cover, occupied,
+                                      keys, state))
 
 
 @pytest.mark.parametrize(("rows", "cols", "k"), [(15, 15, 5), (6, 6, 4), (3, 3, 3), (4, 7, 2)])
 def test_place_and_undo_keep_every_table_as_a_fresh_build_would(rows, cols, k):
-    geo, rng = geometry(rows, cols, k), np.random.default_rng(1)
+    core, rng = compiled(), np.random.default_rng(1)
     for seed in range(3):
         boards = random_game(rows, cols, k, seed)
         boards = boards[len(boards) // 3 :]
         moves = [int(np.flatnonzero(b != a)[0]) for a, b in pairwise(boards)]
-        pos = LinePosition(geo, boards[0], radius=2)
-        before = _state(pos)
+        search = _search(boards[0], rows, cols, k)
+        before = _state(search)
         for cell in moves:
-            pos.place(cell)
-        assert _state(pos) == _state(LinePosition(geo, boards[-1], radius=2))
+            core.place(cell, True, search.geo, search.pos)
+        assert _state(search) == _state(_search(boards[-1], rows, cols, k))
         for cell in reversed(moves):
-            pos.undo(cell)
-        assert _state(pos) == before
+            core.undo(cell, True, search.geo, search.pos)
+        assert _state(search) == before
         keep = [bool(g) for g in rng.integers(0, 2, len(moves))]  # some moves without gains
         for cell, gains in zip(moves, keep, strict=True):
-            pos.place(cell, gains=gains)
+            core.place(cell, gains, search.geo, search.pos)
         for cell, gains in reversed(list(zip(moves, keep, strict=True))):
-            pos.undo(cell, gains=gains)
-        assert _state(pos) == before
+            core.undo(cell, gains, search.geo, search.pos)
+        assert _state(search) == before
 
 
 def test_a_moves_gain_is_the_evaluation_it_leads_to():
     """The frontier's shortcut: after a move, the evaluation from the mover's side is base() +
     gain, without playing the move (less FOUR_BONUS for each four the move makes)."""
-    geo, fours = geometry(15, 15, 5), 0
+    core, fours = compiled(), 0
     for board in random_game(15, 15, 5, seed=5)[3:40:3]:
-        pos = LinePosition(geo, board, radius=2)
-        shift = GAIN_SHIFT if pos.side else 0
-        for cell in sorted(pos.candidates()):
-            gain = pos.gains[cell] >> shift & LOW
+        search = _search(board, 15, 15, 5)
+        side = int(search.pos[8][1])
+        for cell in np.flatnonzero(board == 0)[::7].tolist():
+            gain = int(search.pos[4][side, cell])
             fours += gain >= FOUR_BONUS
-            expected = pos.base() + gain % FOUR_BONUS
-            pos.place(cell)
-            assert -pos.static() == expected
-            pos.undo(cell)
+            expected = core.base(search.pos) + gain % FOUR_BONUS
+            core.place(cell, True, search.geo, search.pos)
+            assert -core.static(search.pos) == expected
+            core.undo(cell, True, search.geo, search.pos)
     assert fours > 0  # the case of moves that make a four came up
 
 
@@ -444,3 +452,43 @@ def test_the_benchmark_measures_times_and_results():
     assert entry["versus_random"] == {seat: {"win": 2, "draw": 0, "loss": 0}
                                       for seat in ("as_X", "as_O")}
     assert "5x5x4: reply median" in bench.report(results)
+
+
+def test_a_kept_table_is_emptied_after_each_search():
+    """Small tables are kept per thread between searches and emptied slot by slot: a search
+    after others answers as one with a fresh table (the transposition table's entries never
+    leak from one position to the next)."""
+    from gym_tictactoe.players import compiled as edge
+
+    boards = random_game(15, 15, 5, seed=4)[6:30:6]
+    player = AlphaBetaPlayer(15, 15, 5, max_nodes=2000)
+    kept = [player.search(b, to_move(b)) for b in boards]
+    for table in edge._kept.tables.values():
+        assert not table[1][:, 0].any() and table[2][0] == 0
+    edge._kept.tables.clear()
+    fresh = [AlphaBetaPlayer(15, 15, 5, max_nodes=2000).search(boards[i], to_move(boards[i]))
+             for i in (3, 0)]
+    assert fresh == [kept[3], kept[0]]
+
+
+def test_without_numba_a_search_is_one_line():
+    """numba is imported by the first search only; missing, it is one line (CoreUnavailable,
+    which the command line prints), not a traceback from deep inside."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "sys.modules['numba'] = None  # as if not installed\n"
+            "import numpy as np\n"
+            "from gym_tictactoe.players.search import AlphaBetaPlayer\n"
+            "from gym_tictactoe.game.proofs import CoreUnavailable\n"
+            "player = AlphaBetaPlayer(6, 6, 4)\n"
+            "board = np.zeros(36, np.int8); board[14] = 1\n"
+            "try:\n"
+            "    player.search(board, 2)\n"
+            "except CoreUnavailable as error:\n"
+            "    print(error)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("\n") == 1 and "needs numba" in result.stdout

@@ -1,12 +1,12 @@
 """The alpha-beta player: game-tree search for m,n,k-games too big to tabulate (up to 15 x 15).
 
 :class:`AlphaBetaPlayer` searches with negamax alpha-beta and iterative deepening
-(:mod:`.negamax`), a transposition table, threat detection and the line-counting evaluation of
-:mod:`.threats`. With no limits it searches every line to the end of the game and plays
-perfectly, as the solver does: the best game value, then the fastest win or the slowest loss,
-chosen uniformly at random among the equally good moves. Its scores are on the solver's scale,
-for the side to move: ``+(cells + 1 - d)`` for a win ``d`` plies away, the negative for a loss,
-0 for a draw.
+(:mod:`.negamax`, compiled with numba on first use and cached on disk), a transposition table,
+threat detection and the line-counting evaluation of :mod:`.threats`. With no limits it
+searches every line to the end of the game and plays perfectly, as the solver does: the best
+game value, then the fastest win or the slowest loss, chosen uniformly at random among the
+equally good moves. Its scores are on the solver's scale, for the side to move:
+``+(cells + 1 - d)`` for a win ``d`` plies away, the negative for a loss, 0 for a draw.
 """
 
 from __future__ import annotations
@@ -18,17 +18,18 @@ import numpy.typing as npt
 
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, check_number
-from gym_tictactoe.players.negamax import PROVEN, WIN, Searcher
-from gym_tictactoe.players.threats import LinePosition, geometry
+from gym_tictactoe.players.compiled import Search, compiled, lent_table, table_slots
+from gym_tictactoe.players.threats import geometry
 
 MAX_SIDE = 15
-# A generous ceiling: a million positions take about 25 s and 60 MB (the transposition table
-# holds about one entry per interior position, some 50 bytes each) on 15x15 gomoku in CPython;
-# ten million took 253 s and 522 MB.
+# A generous ceiling: a million positions take a few seconds and a transposition table of 48 MB
+# on 15x15 gomoku (docs/limits.md has the measured figures).
 MAX_NODES = 1_000_000
-DEFAULT_MAX_NODES = 2000
+# Chosen so that a default reply on 15x15 gomoku stays within 50 ms (median; see
+# benchmarks/search_speed.py); the Python search had 2000 for the same time.
+DEFAULT_MAX_NODES = 25_000
 MAX_TIME_LIMIT = 60.0  # seconds per move; the node ceiling above stops the search first anyway
-_DEFAULT = object()  # max_nodes not given: 2000, or the ceiling when a time limit is set
+_DEFAULT = object()  # max_nodes not given: the default, or the ceiling when a time limit is set
 DEFAULT_RADIUS = 1
 DEFAULT_WIDTH = 12
 FULL_WIDTH_CELLS = 64  # on boards up to 8 x 8 every empty cell is a candidate, whatever radius
@@ -92,11 +93,10 @@ class AlphaBetaPlayer:
     Arguments:
         rows, cols: the board, 1 to 15 each. win_length: k in a row, 1 to max(rows, cols).
         depth: None or a positive number of plies.
-        max_nodes: 1 to 1,000,000 positions per move (docs/limits.md gives the rate: the
-            ceiling costs most of a minute on 15 x 15), or None (see above). The default,
-            2000, answers a 15 x 15 gomoku position in about 30 ms (median; CPython), usually
-            after a 5-ply iteration; with a ``time_limit`` and no ``max_nodes`` the budget is
-            the ceiling.
+        max_nodes: 1 to 1,000,000 positions per move (a few seconds and 48 MB at the ceiling
+            on 15 x 15), or None (see above). The default, 25,000, answers a 15 x 15 gomoku
+            position within 50 ms (median), usually after a 7-ply iteration; with a
+            ``time_limit`` and no ``max_nodes`` the budget is the ceiling.
         time_limit: None (default) or seconds per move, above 0 and up to 60.
         radius: 1 to 14, see above (used only with limits, on boards of more than 64 cells).
         width: None or a positive number of moves per position, see above (only with limits).
@@ -122,6 +122,9 @@ class AlphaBetaPlayer:
         self.radius = check_int(radius, "radius", 1, MAX_SIDE - 1)
         self.width = check_int(width, "width", 1, MAX_SIDE**2, none=True)
         self._geo = geometry(self.rows, self.cols, self.win_length)
+        # Up to 8 x 8 every empty cell is a candidate: no cell needs counting what is near it.
+        small = self._geo.cells <= FULL_WIDTH_CELLS
+        self._near = self._geo.near(0 if small else self.radius)
         if self.exhaustive and self._geo.cells > game.SOLVED_CELLS:
             raise ValueError(
                 f"depth=None with max_nodes=None searches to the end of the game, which is "
@@ -148,41 +151,47 @@ class AlphaBetaPlayer:
     def search(self, board: npt.NDArray[np.int8], mark: int) -> SearchResult:
         """Search ``board`` (absolute, row-major) for ``mark``, the side to move."""
         cells = self._checked(board, mark)
-        small = self._geo.cells <= FULL_WIDTH_CELLS
-        pos = LinePosition(self._geo, cells, MAX_SIDE if small else self.radius)
-        return self._immediate(pos) or self._searched(pos, cells)
+        blocks = self._geo.four_cells(cells, game.SWAP[mark])
+        return self._immediate(cells, mark, blocks) or self._searched(cells, mark, blocks)
 
-    def _immediate(self, pos: LinePosition) -> SearchResult | None:
+    def _immediate(self, cells: npt.NDArray[np.int8], mark: int,
+                   blocks: set[int]) -> SearchResult | None:
         """The answer when no search is needed: a win now, two threats to block, the first move."""
-        horizon, side = self._geo.cells + 1, pos.side
-        wins = pos.four_cells(side)
+        horizon, geo = self._geo.cells + 1, self._geo
+        wins = geo.four_cells(cells, mark)
         if wins:
             return SearchResult(tuple(sorted(wins)), horizon - 1, True, 1, 0)
-        blocks = pos.four_cells(1 - side)
         if len(blocks) > 1:  # every move loses in two; with limits it still blocks one
-            moves = pos.free_cells() if self.exhaustive else sorted(blocks)
+            moves = np.flatnonzero(cells == game.EMPTY).tolist() if self.exhaustive \
+                else sorted(blocks)
             return SearchResult(tuple(moves), 2 - horizon, True, 1, 0)
-        if pos.occupied == 0 and not self.exhaustive:
+        if not cells.any() and not self.exhaustive:
             return SearchResult(tuple(self._geo.centre_cells()), 0, False, 0, 0)
         return None
 
-    def _searched(self, pos: LinePosition, cells: npt.NDArray[np.int8]) -> SearchResult:
+    def _searched(self, cells: npt.NDArray[np.int8], mark: int,
+                  blocks: set[int]) -> SearchResult:
         # Only the exhaustive search of a solvable board runs without a node ceiling.
         budget = self.max_nodes if self.max_nodes is not None or self.exhaustive else MAX_NODES
-        searcher = Searcher(pos, exhaustive=self.exhaustive, width=self.width,
-                            max_nodes=budget, time_limit=self.time_limit)
-        moves = sorted(pos.four_cells(1 - pos.side)) or searcher.ordered(-1)
-        classes = {move: move for move in moves}
-        if self.exhaustive:  # one move of each class of equivalent moves is enough
-            classes = self._geo.move_classes(cells, moves)
-            moves = [move for move in moves if classes[move] == move]
-        deepest = 1 if len(moves) == 1 and not self.exhaustive else pos.empties
-        best, ties, depth = searcher.deepen(moves, min(self.depth or deepest, deepest))
-        proven = self.exhaustive or abs(best) > PROVEN
-        if abs(best) > PROVEN:  # WIN - plies becomes horizon - plies
-            best += (self._geo.cells + 1 - WIN) * (1 if best > 0 else -1)
+        core = compiled()
+        slots = table_slots(None if self.exhaustive else budget, self._geo.cells)
+        with lent_table(core, slots) as table:
+            search = Search(core, self._geo, cells, self._near, budget=budget, table=table,
+                            exhaustive=self.exhaustive, width=self.width,
+                            time_limit=self.time_limit)
+            moves = sorted(blocks) or search.ordered()
+            classes = {move: move for move in moves}
+            if self.exhaustive:  # one move of each class of equivalent moves is enough
+                classes = self._geo.move_classes(cells, moves)
+                moves = [move for move in moves if classes[move] == move]
+            empties = int((cells == game.EMPTY).sum())
+            deepest = 1 if len(moves) == 1 and not self.exhaustive else empties
+            best, ties, depth = search.deepen(moves, min(self.depth or deepest, deepest))
+        proven = self.exhaustive or abs(best) > core.PROVEN
+        if abs(best) > core.PROVEN:  # WIN - plies becomes horizon - plies
+            best += (self._geo.cells + 1 - core.WIN) * (1 if best > 0 else -1)
         ties = sorted(move for move, kind in classes.items() if kind in ties)
-        return SearchResult(tuple(ties), best, proven, depth, searcher.nodes)
+        return SearchResult(tuple(ties), best, proven, depth, search.nodes)
 
     def _checked(self, board: npt.NDArray[np.int8], mark: int) -> npt.NDArray[np.int8]:
         """The board as int8 cells, after checking it is a game in progress with ``mark`` to

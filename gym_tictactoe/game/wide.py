@@ -1,0 +1,116 @@
+"""Bitboards for every board up to 15 x 15 (numba; imported only when a compiled search asks for
+it, never by ``import gym_tictactoe``): a side's stones are ``words`` uint64 words (one per 64
+cells, 4 on 15 x 15; bit ``c % 64`` of word ``c // 64`` is cell ``c``, row-major).
+
+:func:`tables` builds a board's arrays once from ``Rules.lines``: ``masks`` (lines, words) the
+bit mask of each win line and ``starts``/``through`` the lines through each cell
+(``through[starts[c] : starts[c + 1]]``). The kernels answer what a search asks of a position:
+the win test on the lines through the last move, the immediate threats (empty cells that would
+complete a line of a side) and the forced block (the opponent's one threat, or a lost position
+when it has two). The boards of at most 64 cells have their own one-word kernels
+(:mod:`.bitboard`), which the proof solver uses.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit
+
+from gym_tictactoe.game import Rules
+from gym_tictactoe.game.bitboard import lowest_cell, popcount
+
+ONE = np.uint64(1)
+ZERO = np.uint64(0)
+
+
+def tables(rules: Rules) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64],
+                                  npt.NDArray[np.int64]]:
+    """(masks, starts, through) of the board (see the module's docstring)."""
+    words = (rules.n_cells + 63) // 64
+    masks = np.zeros((len(rules.lines), words), np.uint64)
+    through: list[list[int]] = [[] for _ in range(rules.n_cells)]
+    for j, line in enumerate(rules.lines):
+        for c in line:
+            masks[j, c // 64] |= np.uint64(1 << (c % 64))
+            through[c].append(j)
+    starts = np.cumsum([0] + [len(t) for t in through]).astype(np.int64)
+    return masks, starts, np.array([j for t in through for j in t], dtype=np.int64)
+
+
+def bits_of(cells: npt.ArrayLike, words: int) -> npt.NDArray[np.uint64]:
+    """The bitboard of the given cells."""
+    out = np.zeros(words, np.uint64)
+    for c in np.asarray(cells, dtype=np.int64).ravel():
+        out[c // 64] |= np.uint64(1 << (int(c) % 64))
+    return out
+
+
+@njit(cache=True)
+def has(stones, cell: int) -> bool:
+    return (stones[cell >> 6] >> np.uint64(cell & 63)) & ONE != ZERO
+
+
+@njit(cache=True)
+def put(stones, cell: int) -> None:
+    stones[cell >> 6] |= ONE << np.uint64(cell & 63)
+
+
+@njit(cache=True)
+def full_line(stones, mask) -> bool:
+    """Whether ``stones`` cover the line ``mask`` (numba compiles no generator to all())."""
+    covered = True
+    for w in range(mask.size):
+        covered &= stones[w] & mask[w] == mask[w]
+    return covered
+
+
+@njit(cache=True)
+def wins_through(stones, cell: int, masks, starts, through) -> bool:
+    """Whether ``stones`` fill a line through ``cell`` (the win test after a move there)."""
+    won = False
+    for j in range(starts[cell], starts[cell + 1]):
+        won |= full_line(stones, masks[through[j]])
+    return won
+
+
+@njit(cache=True)
+def threats(own, other, masks, out) -> int:
+    """Write into ``out`` (words) the empty cells that would complete a line of ``own`` (each
+    line free of ``other`` with one cell missing); return how many there are."""
+    out[:] = ZERO
+    for j in range(masks.shape[0]):
+        missing, count, blocked = -1, 0, False
+        for w in range(out.size):
+            if masks[j, w] & other[w] != ZERO:
+                blocked = True
+                break
+            rest = masks[j, w] & ~own[w]
+            while rest != ZERO and count < 2:
+                low = rest & (~rest + ONE)
+                missing, count = w * 64 + lowest_cell(low), count + 1
+                rest ^= low
+            if rest != ZERO:
+                count = 2
+        if not blocked and count == 1:
+            put(out, missing)
+    n = 0
+    for w in range(out.size):
+        n += popcount(out[w])
+    return n
+
+
+@njit(cache=True)
+def forced_block(me, opp, masks, scratch) -> int:
+    """The cell the side to move (``me``) must play to stop ``opp`` completing a line next
+    move: -1 when ``opp`` has no such cell, -2 when it has two or more (the position is lost
+    unless ``me`` wins at once). ``scratch``: words of room."""
+    n = threats(opp, me, masks, scratch)
+    if n == 0:
+        return -1
+    if n > 1:
+        return -2
+    for w in range(scratch.size):
+        if scratch[w] != ZERO:
+            return w * 64 + lowest_cell(scratch[w])
+    return -1
