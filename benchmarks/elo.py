@@ -132,6 +132,7 @@ def play(args: argparse.Namespace, model: Path, save: Any) -> tuple[list[str], l
 
 def main(argv: Sequence[str] | None = None) -> int:
     from gym_tictactoe.evaluation.ratings import elo_ratings, ratings_table
+    from gym_tictactoe.players.search import DEFAULT_MAX_NODES
 
     args = parse_args(argv)
     writable(args.out, "elo.py")
@@ -141,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def save(players: list[str], rows: list, ratings: list | None = None) -> None:
         write_json(args.out, {"command": " ".join(["python", *sys.argv]), "board": args.board.name,
                               "games_per_pairing": args.games, "opening_plies": args.opening,
-                              "training": training,
+                              "training": training, "alphabeta_max_nodes": DEFAULT_MAX_NODES,
                               "players": players, "pairings": rows, "ratings": ratings,
                               "seconds": round(time.perf_counter() - start, 1)}, quiet=True)
 

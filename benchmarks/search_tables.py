@@ -189,8 +189,10 @@ def _elo_player(name: str, training: dict[str, Any]) -> str:
 def elo_rows(results: Path) -> list[list[str]]:
     """The headline's row for the Elo tables: AlphaZero with search against ``alphabeta``, on
     each board rated (none before there is one)."""
-    cells, simulations = [], set()
+    cells, simulations, budgets = [], set(), set()
     for board, data in _elo_results(results):
+        # Results rated before the compiled search recorded no budget: the default was 2,000.
+        budgets.add(data.get("alphabeta_max_nodes", 2000))
         elo = {rating["name"]: rating["elo"] for rating in data["ratings"]}
         searched = next(name for name in elo if ".npz:" in name)
         simulations.add(searched.rpartition("=")[2])
@@ -200,6 +202,7 @@ def elo_rows(results: Path) -> list[list[str]]:
                       recorded(data)))
     if not cells:
         return []
+    nodes = "/".join(f"{n:,}" for n in sorted(budgets))
     return [["AlphaZero (search of " + "/".join(sorted(simulations)) + " simulations) against "
-             "`alphabeta`, " + " / ".join(c[0] for c in cells),
+             f"`alphabeta` ({nodes} positions a move), " + " / ".join(c[0] for c in cells),
              ", ".join(c[1] for c in cells), "; ".join(c[2] for c in cells)]]

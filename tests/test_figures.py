@@ -139,7 +139,7 @@ def test_the_elo_table_names_alphazero_by_its_training_and_marks_one_sided_ratin
         "| 6x6x4 | `alphabeta` | 500 ± 80 | 50% of 40 |",
         "| 6x6x4 | `random` | ≤ 0 ± 80 | 0% of 40 |"]
     assert tables.search_tables.elo_rows(results) == [[
-        "AlphaZero (search of 100 simulations) against `alphabeta`, 6x6x4",
+        "AlphaZero (search of 100 simulations) against `alphabeta` (2,000 positions a move), 6x6x4",
         "+400 Elo on 6x6x4 after 45 min of training",
         "`python benchmarks/elo.py --board 6x6x4 --minutes 45`"]]
 
