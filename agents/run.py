@@ -340,9 +340,11 @@ def _evaluation_threads(algo: str) -> contextlib.AbstractContextManager:
 def run_config(config: RunConfig, trained: Trained, run_dir: Path) -> dict[str, Any]:
     """The settings that applied to this run: the opponent actually trained against, the budget
     and evaluation period of this kind of algorithm, never the other kind's."""
+    device = {} if config.kind == "q" else {"device": config.device}
     return {"algo": config.algo, "board": config.board.name, "opponent": trained.opponent,
-            "seat": config.seat, "seed": config.seed, **trained.settings,
-            "eval_every": config.eval_every, "games": config.games, "run_dir": str(run_dir)}
+            "seat": config.seat, "seed": config.seed, **trained.settings, **device,
+            "eval_every": config.eval_every, "games": config.games, "run_dir": str(run_dir),
+            "hyperparams": config.hyperparams}
 
 
 def versions() -> dict[str, str]:
