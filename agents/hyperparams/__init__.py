@@ -12,6 +12,7 @@ one line naming the file, the entry, the key and what is allowed.
 
 from __future__ import annotations
 
+from argparse import ArgumentTypeError
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -54,7 +55,7 @@ def _opponent(none: bool = False) -> Check:
                              f"'epsilon:epsilon=0.4'{' or null' if none else ''}; got {value!r}")
         try:
             return opponent_spec(value)
-        except ValueError as error:
+        except (ValueError, ArgumentTypeError) as error:
             raise ValueError(f"{name}: {error}") from None
     return check
 
