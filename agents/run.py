@@ -180,7 +180,7 @@ def train_sb3(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> 
     canonical = bool(options.get("canonical", False))
     env = sb3.make_training_env(algo, n_envs, pool.opponent() if pool else opponent,
                                 config.seat, check_seed(config.seed), config.board, **options)
-    model = sb3.build_model(algo, env, config.seed)
+    model = sb3.build_model(algo, env, config.seed, device=config.device)
     callbacks = [checkpoint_callback(checkpoint, algo, config.board, canonical)]
     if pool is not None:
         from agents.self_play import snapshot_callback
