@@ -45,7 +45,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", type=results_file, default=None,
                         help="results JSON (default: runs/benchmarks/q_seeds.json, "
                              "q_seeds_BOARD.json for another board)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.out is None:
+        args.out = RUNS / ("q_seeds.json" if args.board == "3x3x3"
+                           else f"q_seeds_{args.board}.json")
+    return args
 
 
 def run_seed(seed: int, folder: Path, board: str = "3x3x3") -> dict[str, Any]:
@@ -67,9 +71,6 @@ def run_seed(seed: int, folder: Path, board: str = "3x3x3") -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.out is None:
-        args.out = RUNS / ("q_seeds.json" if args.board == "3x3x3"
-                           else f"q_seeds_{args.board}.json")
     writable(args.out, "q_seeds.py")
     load = os.getloadavg()[0]
 
