@@ -81,6 +81,10 @@ EPILOG = ("Each run writes a new folder OUT/NAME_N (N = 1, 2, ...: one more than
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=EPILOG)
+    parser.add_argument_group(
+        "defaults", "a flag left out takes its value from the algorithm's hyperparameter file, "
+        "agents/hyperparams/ALGO.yml: the board's entry, else the default one (whose values "
+        "the flags' help shows); results.json records every value used")
     parser.add_argument("--algo", choices=ALGOS, default=None, help="the agent (default: q)")
     parser.add_argument("--timesteps", type=positive_int, default=None,
                         help=f"SB3 budget in agent timesteps (default: {TIMESTEPS})")

@@ -30,8 +30,9 @@ def add_alphazero_flags(parser: argparse.ArgumentParser) -> None:
     """AlphaZero's settings, budget in minutes, checkpoints in minutes and --resume, in their
     own group of the help (``agents.alphazero.training.AlphaZeroSettings``)."""
     group = parser.add_argument_group(
-        "AlphaZero (--algo alphazero only)", "its settings (default: AlphaZeroSettings' own, "
-        "shown in results.json's hyperparameters); refused for the other algorithms")
+        "AlphaZero (--algo alphazero only)", "its settings (default: the board's entry in "
+        "agents/hyperparams/alphazero.yml, shown in results.json); refused for the other "
+        "algorithms")
     for flag, kind, low, text in ALPHAZERO_FLAGS:
         group.add_argument(flag, type=checked(kind, low), default=None, metavar="N" if kind is
                            int else "X", help=text)
@@ -246,9 +247,8 @@ def add_q_focus_flags(parser: argparse.ArgumentParser) -> None:
 
     group = parser.add_argument_group(
         "aimed starts and annealing (--algo q only)", "at each exact checkpoint (every "
-        "--eval-every episodes); off by default. The 4x4x3 run perfect at 14M episodes: "
-        "train.py --board 4x4x3 --episodes 14000000 --n-envs 4096 --eval-every 2000000 "
-        "--focus-share 0.5 --back-share 0.2 --alpha-end 0.01 --alpha-episodes 40000000")
+        "--eval-every episodes); off by default except on 4x4x3 and 4x4x4, where "
+        "agents/hyperparams/q.yml holds the settings that reached perfect play")
     group.add_argument("--focus-share", type=probability, default=None, metavar="P",
                        help="share of the random starts spread over the positions the "
                             "checkpoint found played wrong (the rest stays uniform)")
