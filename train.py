@@ -81,10 +81,6 @@ EPILOG = ("Each run writes a new folder OUT/NAME_N (N = 1, 2, ...: one more than
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=EPILOG)
-    parser.add_argument_group(
-        "defaults", "a flag left out takes its value from the algorithm's hyperparameter file, "
-        "agents/hyperparams/ALGO.yml: the board's entry, else the default one (whose values "
-        "the flags' help shows); results.json records every value used")
     parser.add_argument("--algo", choices=ALGOS, default=None, help="the agent (default: q)")
     parser.add_argument("--timesteps", type=positive_int, default=None,
                         help=f"SB3 budget in agent timesteps (default: {TIMESTEPS})")
@@ -104,9 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the agent's mark (default: random, drawn each episode)")
     parser.add_argument("--seed", type=seed_arg, default=None,
                         help="seed of everything, 0 <= seed < 2**32 (default: 0)")
-    parser.add_argument("--device", choices=DEVICES, default=None,
-                        help="AlphaZero and SB3: where torch trains; auto: cuda where torch "
-                             "finds a GPU (default: the hyperparameter file's, cpu)")
+    add_defaults_flags(parser)
     parser.add_argument("--n-envs", type=positive_int, default=None,
                         help="SB3: parallel envs (default: the algorithm's own; at most 65,536, "
                              "and PPO's rollout buffer at most 1 GiB); q: boards "
@@ -122,6 +116,17 @@ def build_parser() -> argparse.ArgumentParser:
     add_output_flags(parser)
     add_alphazero_flags(parser)
     return parser
+
+
+def add_defaults_flags(parser: argparse.ArgumentParser) -> None:
+    """Where the flags left out come from, and --device."""
+    parser.add_argument("--device", choices=DEVICES, default=None,
+                        help="AlphaZero and SB3: where torch trains; auto: cuda where torch "
+                             "finds a GPU (default: the hyperparameter file's, cpu)")
+    parser.add_argument_group(
+        "defaults", "a flag left out takes its value from the algorithm's hyperparameter file, "
+        "agents/hyperparams/ALGO.yml: the board's entry, else the default one (whose values "
+        "the flags' help shows); results.json records every value used")
 
 
 def add_env_flags(parser: argparse.ArgumentParser) -> None:
@@ -256,13 +261,8 @@ def parse_args(argv: list[str] | None = None) -> RunConfig:
     for name, value in defaults.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
-    check_device_flag(parser, args)
     opponent = args.opponent  # the file's is a spec checked when read, on any board
-    try:  # the run keeps its own values; else the file's fill the flags left out
-        recorded = None if args.resume is not None else hyperparams.fill(args)
-        device = resolve_device(args.device)
-    except ValueError as error:
-        parser.error(str(error))
+    device, recorded = fill_defaults(parser, args)
     check_flags(parser, args)
     check_alphazero_flags(parser, args)
     check_q_focus_flags(parser, args)
@@ -280,6 +280,18 @@ def parse_args(argv: list[str] | None = None) -> RunConfig:
     except ValueError as error:
         parser.error(str(error))
     return config
+
+
+def fill_defaults(parser: argparse.ArgumentParser, args: argparse.Namespace
+                  ) -> tuple[str, dict[str, Any] | None]:
+    """The flags left out filled from the hyperparameter file (a resumed run keeps its own
+    values); the device resolved, and the file's values as results.json records them."""
+    check_device_flag(parser, args)
+    try:
+        recorded = None if args.resume is not None else hyperparams.fill(args)
+        return resolve_device(args.device), recorded
+    except ValueError as error:
+        parser.error(str(error))
 
 
 def check_q_board(board: game.Rules) -> None:

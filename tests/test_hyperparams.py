@@ -131,6 +131,10 @@ def test_alphazero_on_4x4_trains_90_minutes_with_a_checkpoint_every_15(tmp_path)
     config = parse_args(["--algo", "alphazero", "--board", "4x4x4", "--episodes", "5000",
                          "--minutes", "1", "--out", str(tmp_path)])
     assert (config.episodes, config.minutes) == (5000, 1.0)
+    # --minutes alone is a budget of training time only: the file's games do not apply
+    config = parse_args(["--algo", "alphazero", "--minutes", "1", "--out", str(tmp_path)])
+    assert (config.episodes, config.minutes) == (None, 1.0)
+    assert parse_args(["--algo", "alphazero", "--out", str(tmp_path)]).episodes == 200_000
 
 
 # --- bad files: one line naming the file, the entry, the key and what is allowed -----------

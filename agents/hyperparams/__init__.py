@@ -182,7 +182,8 @@ def _entry(where: str, name: Any, entry: Any, schema: dict[str, Check]) -> dict[
 
 # A file value that only refines a setting the flags turned off is not applied: with --start
 # empty, the random starts' share and their aim; with no aimed starts, forgetting their rows;
-# with a fixed learning-rate floor, the span of its annealing.
+# with a fixed learning-rate floor, the span of its annealing; with AlphaZero's --minutes alone,
+# a budget of games.
 OFF_WITH_EMPTY_STARTS = ("start_probability", "focus_share", "back_share", "forget")
 
 
@@ -200,6 +201,8 @@ def fill(args: Any, folder: Path = FOLDER) -> dict[str, Any]:
     if "forget" in params.values:
         _unless(args, given, "forget", args.focus_share or args.back_share)
         _unless(args, given, "alpha_episodes", args.alpha_end is not None)
+    if "minutes" in params.values:  # --minutes alone: a budget of training time only
+        _unless(args, given, "episodes", "minutes" not in given)
     return {"file": shown_path(params.file), "entry": params.entry,
             "values": {key: getattr(args, key) for key in params.values},
             "from_flags": sorted(given)}
