@@ -16,16 +16,20 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
-from agents import EXPLORING_STARTS
+from agents import EXPLORING_STARTS, hyperparams
 from agents.run_arguments import (
+    DEVICES,
     add_alphazero_flags,
     add_q_focus_flags,
     alphazero_settings,
     check_alphazero_flags,
+    check_device_flag,
     check_limits,
     check_q_focus_flags,
     q_focus_of,
+    resolve_device,
     resume_from,
 )
 from agents.run_config import (
@@ -96,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the agent's mark (default: random, drawn each episode)")
     parser.add_argument("--seed", type=seed_arg, default=None,
                         help="seed of everything, 0 <= seed < 2**32 (default: 0)")
+    add_defaults_flags(parser)
     parser.add_argument("--n-envs", type=positive_int, default=None,
                         help="SB3: parallel envs (default: the algorithm's own; at most 65,536, "
                              "and PPO's rollout buffer at most 1 GiB); q: boards "
@@ -111,6 +116,17 @@ def build_parser() -> argparse.ArgumentParser:
     add_output_flags(parser)
     add_alphazero_flags(parser)
     return parser
+
+
+def add_defaults_flags(parser: argparse.ArgumentParser) -> None:
+    """Where the flags left out come from, and --device."""
+    parser.add_argument("--device", choices=DEVICES, default=None,
+                        help="AlphaZero and SB3: where torch trains; auto: cuda where torch "
+                             "finds a GPU (default: the hyperparameter file's, cpu)")
+    parser.add_argument_group(
+        "defaults", "a flag left out takes its value from the algorithm's hyperparameter file, "
+        "agents/hyperparams/ALGO.yml: the board's entry, else the default one (whose values "
+        "the flags' help shows); results.json records every value used")
 
 
 def add_env_flags(parser: argparse.ArgumentParser) -> None:
@@ -209,8 +225,10 @@ def self_play_of(args: argparse.Namespace) -> SelfPlay | None:
     return SelfPlay(args.pool or POOL, refresh, tuple(args.snapshot or ()), args.mix, share)
 
 
-def config_of(args: argparse.Namespace) -> RunConfig:
-    """The frozen run configuration the checked flags describe."""
+def config_of(args: argparse.Namespace, device: str = "cpu",
+              recorded: dict[str, Any] | None = None) -> RunConfig:
+    """The frozen run configuration the checked flags describe (``device`` resolved,
+    ``recorded``: the hyperparameter file's values as results.json records them)."""
     settings = alphazero_settings(args)
     unlimited = args.algo == "alphazero" and args.minutes is not None
     return RunConfig(
@@ -222,8 +240,8 @@ def config_of(args: argparse.Namespace) -> RunConfig:
         start=args.start, start_probability=args.start_probability,
         eval_every=args.eval_every, games=args.games, out=args.out, name=args.name,
         progress=not args.no_progress, self_play=self_play_of(args), q_focus=q_focus_of(args),
-        workers=args.workers,
-        ray_address=args.ray_address)
+        workers=args.workers, ray_address=args.ray_address, device=device,
+        hyperparams=recorded)
 
 
 def parse_args(argv: list[str] | None = None) -> RunConfig:
@@ -243,23 +261,37 @@ def parse_args(argv: list[str] | None = None) -> RunConfig:
     for name, value in defaults.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
+    opponent = args.opponent  # the file's is a spec checked when read, on any board
+    device, recorded = fill_defaults(parser, args)
     check_flags(parser, args)
     check_alphazero_flags(parser, args)
     check_q_focus_flags(parser, args)
-    config = config_of(args)
+    config = config_of(args, device, recorded)
     try:
         check_limits(config)
         if config.kind == "q":
             check_q_board(config.board)
             check_q_batch(config)
         mix = config.self_play.mix if config.self_play else None
-        parse_opponent(mix or ("random" if args.opponent in (None, "self") else args.opponent),
+        parse_opponent(mix or ("random" if opponent in (None, "self") else opponent),
                        config.board)
         check_stem(config.name)
         check_out(config.out)
     except ValueError as error:
         parser.error(str(error))
     return config
+
+
+def fill_defaults(parser: argparse.ArgumentParser, args: argparse.Namespace
+                  ) -> tuple[str, dict[str, Any] | None]:
+    """The flags left out filled from the hyperparameter file (a resumed run keeps its own
+    values); the device resolved, and the file's values as results.json records them."""
+    check_device_flag(parser, args)
+    try:
+        recorded = None if args.resume is not None else hyperparams.fill(args)
+        return resolve_device(args.device), recorded
+    except ValueError as error:
+        parser.error(str(error))
 
 
 def check_q_board(board: game.Rules) -> None:

@@ -180,7 +180,7 @@ def train_sb3(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> 
     canonical = bool(options.get("canonical", False))
     env = sb3.make_training_env(algo, n_envs, pool.opponent() if pool else opponent,
                                 config.seat, check_seed(config.seed), config.board, **options)
-    model = sb3.build_model(algo, env, config.seed)
+    model = sb3.build_model(algo, env, config.seed, device=config.device)
     callbacks = [checkpoint_callback(checkpoint, algo, config.board, canonical)]
     if pool is not None:
         from agents.self_play import snapshot_callback
@@ -340,9 +340,11 @@ def _evaluation_threads(algo: str) -> contextlib.AbstractContextManager:
 def run_config(config: RunConfig, trained: Trained, run_dir: Path) -> dict[str, Any]:
     """The settings that applied to this run: the opponent actually trained against, the budget
     and evaluation period of this kind of algorithm, never the other kind's."""
+    device = {} if config.kind == "q" else {"device": config.device}
     return {"algo": config.algo, "board": config.board.name, "opponent": trained.opponent,
-            "seat": config.seat, "seed": config.seed, **trained.settings,
-            "eval_every": config.eval_every, "games": config.games, "run_dir": str(run_dir)}
+            "seat": config.seat, "seed": config.seed, **trained.settings, **device,
+            "eval_every": config.eval_every, "games": config.games, "run_dir": str(run_dir),
+            "hyperparams": config.hyperparams}
 
 
 def versions() -> dict[str, str]:

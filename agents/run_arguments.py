@@ -30,8 +30,9 @@ def add_alphazero_flags(parser: argparse.ArgumentParser) -> None:
     """AlphaZero's settings, budget in minutes, checkpoints in minutes and --resume, in their
     own group of the help (``agents.alphazero.training.AlphaZeroSettings``)."""
     group = parser.add_argument_group(
-        "AlphaZero (--algo alphazero only)", "its settings (default: AlphaZeroSettings' own, "
-        "shown in results.json's hyperparameters); refused for the other algorithms")
+        "AlphaZero (--algo alphazero only)", "its settings (default: the board's entry in "
+        "agents/hyperparams/alphazero.yml, shown in results.json); refused for the other "
+        "algorithms")
     for flag, kind, low, text in ALPHAZERO_FLAGS:
         group.add_argument(flag, type=checked(kind, low), default=None, metavar="N" if kind is
                            int else "X", help=text)
@@ -246,16 +247,15 @@ def add_q_focus_flags(parser: argparse.ArgumentParser) -> None:
 
     group = parser.add_argument_group(
         "aimed starts and annealing (--algo q only)", "at each exact checkpoint (every "
-        "--eval-every episodes); off by default. The 4x4x3 run perfect at 14M episodes: "
-        "train.py --board 4x4x3 --episodes 14000000 --n-envs 4096 --eval-every 2000000 "
-        "--focus-share 0.5 --back-share 0.2 --alpha-end 0.01 --alpha-episodes 40000000")
+        "--eval-every episodes); off by default except on 4x4x3 and 4x4x4, where "
+        "agents/hyperparams/q.yml holds the settings that reached perfect play")
     group.add_argument("--focus-share", type=probability, default=None, metavar="P",
                        help="share of the random starts spread over the positions the "
                             "checkpoint found played wrong (the rest stays uniform)")
     group.add_argument("--back-share", type=probability, default=None, metavar="P",
                        help="share of the random starts on those positions' predecessors "
                             "(two plies before, the same side to move)")
-    group.add_argument("--forget", action="store_true", default=None,
+    group.add_argument("--forget", action=argparse.BooleanOptionalAction, default=None,
                        help="zero the visit counts of the positions played wrong, so that "
                             "they learn at 1/n again (with --focus-share or --back-share)")
     group.add_argument("--alpha-end", type=checked(float, 0.0, 1.0), default=None,
@@ -275,7 +275,8 @@ def check_q_focus_flags(parser: argparse.ArgumentParser, args: argparse.Namespac
     shares = (args.focus_share or 0.0) + (args.back_share or 0.0)
     if shares > 1:
         parser.error(f"--focus-share + --back-share must be at most 1 (the rest of the random "
-                     f"starts stays uniform); got {shares:g}")
+                     f"starts stays uniform); got {shares:g} (a flag left out takes "
+                     f"agents/hyperparams/q.yml's value for {args.board.name})")
     if shares and args.start == "empty":
         parser.error("--focus-share and --back-share aim the random starts: they need --start "
                      "random (the default)")
@@ -287,11 +288,41 @@ def check_q_focus_flags(parser: argparse.ArgumentParser, args: argparse.Namespac
 
 
 def q_focus_of(args: argparse.Namespace) -> Any:
-    """The ``agents.q_focus.Focus`` the flags describe, defaults filled in (None without any)."""
-    if all(getattr(args, _dest(flag)) is None for flag in Q_FOCUS_FLAGS):
-        return None
+    """The ``agents.q_focus.Focus`` the flags describe, defaults filled in (None when it
+    steers nothing: uniform starts and a fixed learning-rate floor)."""
     from agents.q_focus import ALPHA_EPISODES, Focus
 
-    return Focus(share=args.focus_share or 0.0, back_share=args.back_share or 0.0,
-                 forget=bool(args.forget), alpha_end=args.alpha_end,
-                 alpha_episodes=args.alpha_episodes or ALPHA_EPISODES)
+    focus = Focus(share=args.focus_share or 0.0, back_share=args.back_share or 0.0,
+                  forget=bool(args.forget), alpha_end=args.alpha_end,
+                  alpha_episodes=args.alpha_episodes or ALPHA_EPISODES)
+    return focus if focus.aims or focus.alpha_end is not None else None
+
+
+DEVICES = ("cpu", "cuda", "auto")
+
+
+def check_device_flag(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """--device applies to the algorithms that run torch (AlphaZero and SB3's)."""
+    if args.device is not None and args.algo == "q":
+        parser.error("--device applies to --algo alphazero and the SB3 algorithms only "
+                     "(tabular Q-learning runs on NumPy)")
+
+
+def resolve_device(device: str | None, cuda: Callable[[], bool] | None = None) -> str:
+    """``cpu`` or ``cuda`` for --device (None: cpu; auto: cuda where torch finds a GPU); a
+    ValueError of one line for cuda where there is none. ``cuda`` says whether there is one
+    (default: ``torch.cuda.is_available``, torch imported only for cuda or auto)."""
+    if device in (None, "cpu"):
+        return "cpu"
+    if cuda is None:
+        try:
+            import torch
+        except ImportError:  # train.py names the extra to install once the flags are checked
+            return "cpu" if device == "auto" else "cuda"
+        cuda = torch.cuda.is_available
+    if cuda():
+        return "cuda"
+    if device == "cuda":
+        raise ValueError("--device cuda: torch finds no CUDA GPU on this machine "
+                         "(torch.cuda.is_available() is False); use --device cpu or auto")
+    return "cpu"

@@ -90,6 +90,10 @@ class RunConfig:
     resume: Path | None = None
     workers: int | None = None  # AlphaZero: self-play in this many Ray actors
     ray_address: str | None = None  # their cluster (None: a local Ray)
+    device: str = "cpu"  # AlphaZero and SB3: where torch trains ("cpu" or "cuda")
+    # The hyperparameter file's values as results.json records them (agents.hyperparams;
+    # None for a resumed run, which keeps its own).
+    hyperparams: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         # Defaults that depend on other fields, filled in once here.

@@ -2,12 +2,15 @@
 
     python benchmarks/q_seeds.py                          # seeds 0-4, into runs/benchmarks/
     python benchmarks/q_seeds.py --out benchmarks/results/q_seeds.json   # the committed figures
+    python benchmarks/q_seeds.py --board 4x4x3 --seeds 0 1 2 \
+        --out benchmarks/results/q_seeds_4x4x3.json       # train.py --board 4x4x3, no other flag
 
 Each seed is one ``train.py --seed S`` run with every other default (tabular Q-learning on 3x3,
 exact evaluation every 1,000 episodes, stopped at the first perfect one), in a new process into a
 temporary folder that is removed afterwards; the JSON keeps each run's episodes to perfect play,
 its training time (evaluations included) and its learning curve. Episodes reproduce exactly on any
-machine (NumPy's generators only); seconds depend on the machine and its load.
+machine (NumPy's generators only); seconds depend on the machine and its load. With ``--board B``
+each run is ``train.py --board B --seed S``: the board's values in agents/hyperparams/q.yml.
 """
 
 from __future__ import annotations
@@ -16,11 +19,20 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, results_file, seed_runs, train_results, writable, write_json
+from progress import (
+    RUNS,
+    results_file,
+    seed_runs,
+    tabled_board,
+    train_results,
+    writable,
+    write_json,
+)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -28,22 +40,33 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", nargs="+", type=seed_arg, default=[0, 1, 2, 3, 4])
-    parser.add_argument("--out", type=results_file, default=RUNS / "q_seeds.json",
-                        help="results JSON (default: %(default)s)")
-    return parser.parse_args(argv)
+    parser.add_argument("--board", type=tabled_board, default="3x3x3",
+                        help="train.py --board (default: %(default)s, which it leaves out)")
+    parser.add_argument("--out", type=results_file, default=None,
+                        help="results JSON (default: runs/benchmarks/q_seeds.json, "
+                             "q_seeds_BOARD.json for another board)")
+    args = parser.parse_args(argv)
+    if args.out is None:
+        args.out = RUNS / ("q_seeds.json" if args.board == "3x3x3"
+                           else f"q_seeds_{args.board}.json")
+    return args
 
 
-def run_seed(seed: int, folder: Path) -> dict[str, Any]:
-    """One ``train.py --seed SEED`` into ``folder``; the figures of its results.json."""
-    command = ["train.py", "--seed", str(seed), "--no-progress", "--out", str(folder),
-               "--name", "q"]
+def run_seed(seed: int, folder: Path, board: str = "3x3x3") -> dict[str, Any]:
+    """One ``train.py [--board BOARD] --seed SEED`` into ``folder``; the figures of its
+    results.json."""
+    asked = ["train.py", *([] if board == "3x3x3" else ["--board", board]), "--seed", str(seed)]
+    command = [*asked, "--no-progress", "--out", str(folder), "--name", "q"]
     results = train_results("q_seeds.py", command, folder, f"--seed {seed}")
-    return {"seed": seed, "command": "python " + " ".join(command[:3]),
-            "perfect_at_episodes": results["perfect_at_episodes"],
-            "train_seconds": results["timings"]["train_seconds"],
-            "total_seconds": results["timings"]["total_seconds"],
-            "versions": results["versions"], "numerics": results["numerics"],
-            "learning_curve": results["learning_curve"]}
+    found = {"seed": seed, "command": "python " + " ".join(asked),
+             "perfect_at_episodes": results["perfect_at_episodes"],
+             "train_seconds": results["timings"]["train_seconds"],
+             "total_seconds": results["timings"]["total_seconds"],
+             "versions": results["versions"], "numerics": results["numerics"],
+             "learning_curve": results["learning_curve"]}
+    if board != "3x3x3":  # the file's values it ran with (the 3x3 figures predate the files)
+        found["hyperparams"] = results["config"]["hyperparams"]
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -55,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_json(args.out, {"command": " ".join(["python", *sys.argv]),
                               "load_average_at_start": load, "runs": runs}, quiet=True)
 
-    runs = seed_runs(args.seeds, run_seed, "episodes", save)
+    runs = seed_runs(args.seeds, partial(run_seed, board=args.board), "episodes", save)
     print("seed  perfect at  training s")
     for run in runs:
         reached = run["perfect_at_episodes"]

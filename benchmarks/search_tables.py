@@ -206,3 +206,50 @@ def elo_rows(results: Path) -> list[list[str]]:
     return [["AlphaZero (search of " + "/".join(sorted(simulations)) + " simulations) against "
              f"`alphabeta` ({nodes} positions a move), " + " / ".join(c[0] for c in cells),
              ", ".join(c[1] for c in cells), "; ".join(c[2] for c in cells)]]
+
+
+Q_DEFAULT_BOARDS = ("4x4x3", "4x4x4")
+
+
+def _q_default_runs(results: Path) -> dict[str, list[dict[str, Any]]]:
+    """``train.py --board B --seed S`` with no other flag (``q_seeds.py --board B``), per board
+    measured so far."""
+    found = {}
+    for board in Q_DEFAULT_BOARDS:
+        path = results / f"q_seeds_{board}.json"
+        if path.exists():
+            found[board] = json.loads(path.read_text())["runs"]
+    return found
+
+
+def q_defaults(results: Path) -> str:
+    """Tabular Q on the 4x4 boards with train.py's defaults for the board
+    (agents/hyperparams/q.yml): episodes to perfect play and the run's times."""
+    rows = []
+    for board, runs in _q_default_runs(results).items():
+        for run in runs:
+            reached = run["perfect_at_episodes"]
+            rows.append([board, str(run["seed"]), f"{reached:,}" if reached else "not perfect",
+                         f"{run['train_seconds']:.0f} s", f"{run['total_seconds']:.0f} s",
+                         f"`{run['command']}`"])
+    return markdown(["board", "seed", "episodes to perfect play", "training time",
+                     "whole run", "command"], rows)
+
+
+def q_defaults_rows(results: Path) -> list[list[str]]:
+    """The headline's row: train.py on each 4x4 board with no other flag."""
+    rows = []
+    for board, runs in _q_default_runs(results).items():
+        counts = [run["perfect_at_episodes"] for run in runs]
+        seeds = ", ".join(str(run["seed"]) for run in runs)
+        spread = (f"perfect in {len(counts) - counts.count(None)} of {len(counts)} runs"
+                  if None in counts else
+                  f"perfect after {min(counts):,}" + ("" if min(counts) == max(counts) else
+                                                       f"\N{EN DASH}{max(counts):,}")
+                  + " episodes" + (" on each" if len(set(counts)) == 1 < len(counts) else ""))
+        minutes = [run["total_seconds"] / 60 for run in runs]
+        rows.append([f"`train.py --board {board}`, no other flag, seed"
+                     f"{'s' if len(runs) > 1 else ''} {seeds}",
+                     f"{spread}, {min(minutes):.0f}\N{EN DASH}{max(minutes):.0f} min a run",
+                     recorded(*runs)])
+    return rows

@@ -277,6 +277,7 @@ def headline(results: Path) -> str:
          _spread([run["perfect_at_episodes"] for run in aimed], "episodes") + " / "
          + _spread([run["perfect_at_episodes"] for run in long_4x4x4], "episodes"),
          f"{recorded(*aimed)}; {recorded(*long_4x4x4)}"],
+        *search_tables.q_defaults_rows(results),
         sb3_boards_row(results),
         *alphazero_long_rows(results),
         *search_tables.elo_rows(results),
@@ -341,7 +342,8 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "alphazero-long": search_tables.alphazero_long,
     "search-exact": search_tables.search_exact, "elo": search_tables.elo,
     "q-batched": search_tables.q_batched,
-    "q-perfect": search_tables.q_perfect, "sb3-boards": sb3_boards,
+    "q-perfect": search_tables.q_perfect, "q-defaults": search_tables.q_defaults,
+    "sb3-boards": sb3_boards,
     "sb3-boards-5m": sb3_boards_5m, "sb3-variants": sb3_variants,
     "headline": headline,
 }

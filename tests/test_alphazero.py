@@ -221,6 +221,12 @@ def test_train_py_trains_saves_and_load_policy_plays_it(tmp_path, capsys):
     model = tmp_path / "alphazero-seed0_1" / "model.npz"
     results = json.loads((model.parent / "results.json").read_text())
     assert results["config"]["games_played"] == 8 and results["learning_curve"][0]["episodes"] == 8
+    # train.py --device's default, and the file whose values the run used, flags marked
+    assert results["config"]["device"] == "cpu"
+    recorded = results["config"]["hyperparams"]
+    assert recorded["file"] == "agents/hyperparams/alphazero.yml"
+    assert recorded["values"]["simulations"] == 32 and recorded["values"]["episodes"] == 8
+    assert recorded["from_flags"] == ["episodes", "eval_every"]
     raw, kind = load_policy(model)
     searching, _ = load_policy(model, max_simulations=3)
     assert kind == "alphazero" and raw.max_simulations is None and searching.max_simulations == 3

@@ -59,6 +59,10 @@ def test_tabular_run_writes_model_results_and_curve(tmp_path):
     assert config["env_options"] == {"start": "random", "start_probability": 0.75}
     # Uniform starts and a fixed learning-rate floor unless --focus-share or --alpha-end.
     assert config["focus"]["share"] == 0.0 and config["alpha_schedule"] is None
+    # Every value of agents/hyperparams/q.yml's entry, the flags' among them; no torch device.
+    assert config["hyperparams"]["entry"] == "default" and "device" not in config
+    assert config["hyperparams"]["from_flags"] == ["episodes", "eval_every"]
+    assert config["hyperparams"]["values"]["opponent"] == "epsilon:epsilon=0.4"
 
     assert cli.main(["evaluate", str(tmp_path / "q-seed3_1" / "model.npz"), "--games", "5"]) == 0
 
@@ -71,6 +75,8 @@ def test_maskable_ppo_smoke_run(tmp_path, capsys):
     config = results["config"]
     assert config["opponent"] == "epsilon:epsilon=0.2" and config["timesteps"] == 256
     assert config["n_envs"] == 2 and config["eval_every"] == 128 and "episodes" not in config
+    assert config["device"] == "cpu" and config["hyperparams"]["values"]["n_envs"] == 2
+    assert config["hyperparams"]["file"] == "agents/hyperparams/maskable-ppo.yml"
     # The defaults: canonical boards and exploring starts on three quarters of the episodes.
     assert config["env_options"] == {"canonical": True, "start": "random",
                                      "start_probability": 0.75}
@@ -298,7 +304,8 @@ def test_train_on_another_board_names_it_and_refuses_unsolvable_ones(tmp_path):
 def test_on_13_to_16_cells_evaluations_come_every_100000_episodes_or_timesteps(tmp_path):
     from train import parse_args
 
-    assert parse_args(["--board", "4x4x3", "--out", str(tmp_path)]).eval_every == 100_000
+    # 3x5x3: no entry of its own in agents/hyperparams/q.yml (4x4x3's gives 2,000,000)
+    assert parse_args(["--board", "3x5x3", "--out", str(tmp_path)]).eval_every == 100_000
     assert parse_args(["--algo", "dqn", "--board", "4x4x3",
                        "--out", str(tmp_path)]).eval_every == 100_000
     assert parse_args(["--out", str(tmp_path)]).eval_every == 1000

@@ -76,11 +76,16 @@ def planes_of(relative: npt.NDArray[np.int8], shape: tuple[int, int]) -> torch.T
     return torch.from_numpy(stacked)
 
 
+def device_of(net: nn.Module) -> torch.device:
+    """Where ``net``'s weights are (``train.py --device``): its inputs go there too."""
+    return next(net.parameters()).device
+
+
 def masked_priors(logits: torch.Tensor, legal: npt.NDArray[np.bool_]) -> npt.NDArray[np.float32]:
-    """Softmax of ``logits`` over the ``legal`` cells of each row (0 elsewhere)."""
-    masked = logits.masked_fill(torch.from_numpy(~legal), float("-inf"))
+    """Softmax of ``logits`` over the ``legal`` cells of each row (0 elsewhere), on the CPU."""
+    masked = logits.masked_fill(torch.from_numpy(~legal).to(logits.device), float("-inf"))
     # A row with no legal cell (a finished board) would be all NaN: give it zeros instead.
-    return torch.nan_to_num(torch.softmax(masked, dim=1), nan=0.0).numpy()
+    return torch.nan_to_num(torch.softmax(masked, dim=1), nan=0.0).cpu().numpy()
 
 
 def activation_bytes(cells: int, settings: NetworkSettings, training: bool) -> int:
@@ -100,9 +105,9 @@ def infer(net: PolicyValueNet, relative: npt.NDArray[np.int8], shape: tuple[int,
         return np.zeros((0, relative.shape[1]), np.float32), np.zeros(0, np.float32)
     was_training = net.training
     net.eval()
-    logits, values = net(planes_of(relative, shape))
+    logits, values = net(planes_of(relative, shape).to(device_of(net)))
     net.train(was_training)
-    return masked_priors(logits, relative == 0), values.numpy()
+    return masked_priors(logits, relative == 0), values.cpu().numpy()
 
 
 def state_arrays(net: PolicyValueNet) -> dict[str, npt.NDArray[np.float32]]:

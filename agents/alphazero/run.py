@@ -90,8 +90,10 @@ def _trainer(config: RunConfig, checkpoint: Checkpointer) -> tuple[Trainer, floa
     """A new trainer, or with ``config.resume`` the saved one (its curve and clock handed to
     ``checkpoint``); the wall seconds of the run's earlier sittings."""
     if config.resume is None:
-        return Trainer(config.board, settings_of(config), seed=config.seed), 0.0
+        return Trainer(config.board, settings_of(config), seed=config.seed,
+                       device=config.device), 0.0
     saved = load_state(config.resume / STATE_FILE)
+    saved.trainer.to(config.device)  # the file's arrays are read onto the CPU
     rate = config.alphazero.get("learning_rate")  # only a finished run's continuation has one
     if rate is not None:
         # Entries from before checkpoints kept the rate: it was the settings' all along.

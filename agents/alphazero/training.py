@@ -18,6 +18,7 @@ from agents.alphazero.network import (
     NetworkSettings,
     PolicyValueNet,
     activation_bytes,
+    device_of,
     infer,
     planes_of,
 )
@@ -94,11 +95,12 @@ class Trainer:
     ``player`` plays each round's games (default: here, on ``self.rng``)."""
 
     def __init__(self, rules: Rules, settings: AlphaZeroSettings = AlphaZeroSettings(),
-                 seed: int = 0, player: GamePlayer | None = None) -> None:
+                 seed: int = 0, player: GamePlayer | None = None, device: str = "cpu") -> None:
         check_memory(rules, settings)
         self.rules, self.settings, self.player = rules, settings, player
         torch.manual_seed(seed)
-        self.net = PolicyValueNet(settings.network)
+        # Built on the CPU, then moved: the same seed gives the same weights on any device.
+        self.net = PolicyValueNet(settings.network).to(device)
         self.optimizer = torch.optim.AdamW(self.net.parameters(), lr=settings.learning_rate,
                                            weight_decay=settings.weight_decay)
         self.buffer = ReplayBuffer(rules, settings.buffer_size)
@@ -108,6 +110,16 @@ class Trainer:
         # The same rounds' CPU time in this process (what a shared machine's wall clock hides;
         # Ray workers count theirs apart); None once resumed from a state that did not keep it.
         self.cpu_seconds: float | None = 0.0
+
+    def to(self, device: str) -> Trainer:
+        """The network and the optimiser's moments moved to ``device`` (a resumed run's,
+        loaded on the CPU); self."""
+        self.net.to(device)
+        for state in self.optimizer.state.values():
+            for key, value in state.items():
+                if torch.is_tensor(value) and key != "step":  # Adam keeps its step on the CPU
+                    state[key] = value.to(device)
+        return self
 
     def set_learning_rate(self, rate: float) -> None:
         """Train on at ``rate`` (the settings and the optimiser; its moments are kept)."""
@@ -138,10 +150,12 @@ class Trainer:
         """One gradient step on a batch of the buffer (each sample under a random symmetry)."""
         boards, policies, outcomes = self.buffer.sample(self.settings.batch_size, self.rng)
         self.net.train()
-        logits, values = self.net(planes_of(boards, self.rules.shape))
-        logits = logits.masked_fill(torch.from_numpy(boards != 0), ILLEGAL_LOGIT)
-        policy_loss = -(torch.from_numpy(policies) * torch.log_softmax(logits, 1)).sum(1).mean()
-        value_loss = torch.mean((values - torch.from_numpy(outcomes)) ** 2)
+        device = device_of(self.net)
+        logits, values = self.net(planes_of(boards, self.rules.shape).to(device))
+        logits = logits.masked_fill(torch.from_numpy(boards != 0).to(device), ILLEGAL_LOGIT)
+        targets = torch.from_numpy(policies).to(device)
+        policy_loss = -(targets * torch.log_softmax(logits, 1)).sum(1).mean()
+        value_loss = torch.mean((values - torch.from_numpy(outcomes).to(device)) ** 2)
         loss = policy_loss + value_loss
         self.optimizer.zero_grad()
         loss.backward()
