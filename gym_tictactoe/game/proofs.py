@@ -43,13 +43,19 @@ class CoreUnavailable(RuntimeError):
     """The compiled core cannot run here: numba is missing or failed to compile it."""
 
 
-def core() -> ModuleType:
-    """The compiled prover module, imported (and numba with it) on first use."""
+def import_compiled(name: str) -> ModuleType:
+    """The compiled module ``name``, imported (and numba with it) on first use; one
+    CoreUnavailable line where numba is missing."""
     try:
-        return importlib.import_module("gym_tictactoe.game.prover")
+        return importlib.import_module(name)
     except ImportError as error:
         raise CoreUnavailable(f"the compiled search core needs numba, which could not be "
                               f"imported ({error}): pip install 'numba>=0.60'") from None
+
+
+def core() -> ModuleType:
+    """The compiled prover module, imported (and numba with it) on first use."""
+    return import_compiled("gym_tictactoe.game.prover")
 
 
 def check_provable(rules: Rules, small: bool = False) -> None:

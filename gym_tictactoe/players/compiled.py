@@ -5,7 +5,6 @@ scratch position and transposition table, and hands them to the compiled functio
 
 from __future__ import annotations
 
-import importlib
 import threading
 import time
 from collections.abc import Iterator
@@ -15,7 +14,7 @@ from types import ModuleType
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe.game.proofs import CoreUnavailable
+from gym_tictactoe.game.proofs import CoreUnavailable, import_compiled
 from gym_tictactoe.players.threats import Geometry
 
 # Transposition-table slots, 48 bytes each (two 64-bit keys, depth, bound, score, move): the
@@ -28,11 +27,7 @@ UNBOUNDED = 1 << 61  # no node budget (the exhaustive search of a solvable board
 
 def compiled() -> ModuleType:
     """The compiled search module, imported (and numba with it) on first use."""
-    try:
-        return importlib.import_module("gym_tictactoe.players.negamax")
-    except ImportError as error:
-        raise CoreUnavailable(f"the compiled search core needs numba, which could not be "
-                              f"imported ({error}): pip install 'numba>=0.60'") from None
+    return import_compiled("gym_tictactoe.players.negamax")
 
 
 def table_slots(budget: int | None, cells: int) -> int:
