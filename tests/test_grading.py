@@ -117,3 +117,29 @@ def test_evaluate_refuses_a_bad_sample_size(tmp_path, capsys):
     with pytest.raises(SystemExit):
         cli.main(["evaluate", str(model), "--sample", "0"])
     assert "expected an integer from 1 to 100,000, got '0'" in capsys.readouterr().err
+
+
+def test_the_benchmark_grades_players_and_writes_only_to_out(tmp_path, capsys):
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "benchmarks"
+    sys.path.insert(0, str(folder))
+    try:
+        spec = importlib.util.spec_from_file_location("grading_bench", folder / "grading.py")
+        bench = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bench)
+    finally:
+        sys.path.remove(str(folder))
+    (tmp_path / "out").mkdir()
+    out = tmp_path / "out" / "grading.json"
+    assert bench.main(["--board", "4x5x4", "--players", "heuristic", "--sample", "2",
+                       "--walk-nodes", "5", "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    row = data["players"][0]
+    assert row["player"] == "heuristic" and row["sampled"]["games"]["positions"] == 2
+    assert {r["result"] for r in row["best_response"].values()} <= {"loss", "undecided"}
+    assert "not yet graded" in data["not_measured"]
+    assert "| heuristic |" in capsys.readouterr().out
+    assert [p.name for p in out.parent.iterdir()] == ["grading.json"]
