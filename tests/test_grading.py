@@ -79,6 +79,9 @@ def test_the_walk_finds_a_losing_line_or_says_undecided(seat):
     assert R454.is_terminal(code) or proven.value(code, R454) == (1 if seat == "O" else -1)
     short = walk.best_response(Perfect(), R454, seat, nodes=3, seconds=30)
     assert short["result"] == "undecided" and short["nodes"] > 3
+    assert short["no_loss_within"] is None
+    longer = walk.best_response(Perfect(), R454, seat, nodes=300, seconds=30)
+    assert longer["result"] == "undecided" and longer["no_loss_within"] >= 1
 
 
 def test_bad_settings_are_refused_in_one_line():

@@ -53,8 +53,9 @@ def format_grade(graded: dict[str, Any]) -> str:
     for seat, found in graded["best_response"].items():
         text = found["result"]
         if text == "undecided":
-            text += (f" after {found['nodes']:,} positions ({found['first_replies_walked']} of "
-                     f"{found['first_replies']} first replies walked)")
+            within = found["no_loss_within"]
+            text += f" after {found['nodes']:,} positions" + (
+                f" (no loss within {within} opponent moves)" if within else "")
         elif found["losing_line"]:
             text += f" (line from the empty board: {' '.join(map(str, found['losing_line']))})"
         lines.append(f"best response, policy as {seat}: {text}")

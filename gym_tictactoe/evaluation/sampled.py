@@ -17,12 +17,13 @@ A verdict is exact: the policy's move keeps the game value when it is proved a w
 as good as every other move; it is a blunder when another move is proved better. Where the
 proofs ran out of their node budget it is *undecided*, counted apart and left out of the rate.
 
-The best response walks from the empty board: the policy's one move where it is to move (a
-deterministic policy is assumed: it is asked once per position), every reply of the opponent,
-and a position where the opponent is proved to win ends the walk as a loss. A loss is decided as
-soon as one such line is found; a draw or a win needs every line walked, which the node and time
-budgets rarely allow beyond a few plies: the result is then ``undecided``, with how far the walk
-got (positions visited, and the opponent's first replies fully walked).
+The best response walks from the empty board (:mod:`.walk`): the policy's one move where it is
+to move (a deterministic policy is assumed: it is asked once per position), every reply of the
+opponent, and a position where the opponent is proved to win ends the walk as a loss; lines of
+one opponent move first, then two, and so on. A loss is decided as soon as one such line is
+found; a draw or a win needs every line walked to the end, which the node and time budgets
+rarely allow: the result is then ``undecided``, with how far the walk got (positions visited,
+and the number of opponent moves within which no line reaches a proved loss).
 """
 
 from __future__ import annotations
