@@ -150,12 +150,13 @@ def sampled_rate(policy: Any, rules: Rules, n: int, seed: int = 0, sampling: str
     """The policy's optimal-move rate over ``n`` positions of ``sampling`` (see the module
     docstring), seeded; ``progress(done, n)`` is called after each position when given."""
     check_provable(rules)
-    n, seed = check_int(n, "sample", 1, MAX_SAMPLE), check_seed(seed)
-    proof_budget = check_int(proof_budget, "proof_budget", 1, 1 << 62)
+    n, seed = int(check_int(n, "sample", 1, MAX_SAMPLE) or 0), int(check_seed(seed) or 0)
+    proof_budget = int(check_int(proof_budget, "proof_budget", 1, 1 << 62) or 0)
     if sampling not in SAMPLINGS:
         raise ValueError(f"sampling must be one of {', '.join(SAMPLINGS)}; got {sampling!r}")
     rng, began = np.random.default_rng([seed, SAMPLINGS.index(sampling)]), time.perf_counter()
-    counts, blunders = {"optimal": 0, "blunder": 0, "undecided": 0}, []
+    counts = {"optimal": 0, "blunder": 0, "undecided": 0}
+    blunders: list[tuple[tuple[int, ...], int, tuple[int, ...]]] = []
     for done in range(n):
         if sampling == "games":
             cells, move = sample_game(policy, rules, rng)

@@ -81,8 +81,7 @@ class _Walk:
             return -1  # the opponent is proved to win from here
         if depth == 0:
             return None
-        worst: int | None = 1
-        cut = False
+        worst, cut = 1, False
         for cell in self.rules.legal_moves(code):
             line.append(cell)
             found = self.result(self.rules.play(code, cell), depth - 1, line)
@@ -105,8 +104,8 @@ def best_response(policy: Any, rules: Rules, seat: str, nodes: int = WALK_NODES,
     check_provable(rules)
     if seat not in ("X", "O"):
         raise ValueError(f"seat must be 'X' or 'O'; got {seat!r}")
-    nodes = check_int(nodes, "walk nodes", 1, 10**7)
-    seconds = check_number(seconds, "walk seconds", 0.0, 86_400.0)
+    nodes = int(check_int(nodes, "walk nodes", 1, 10**7) or 0)
+    seconds = float(check_number(seconds, "walk seconds", 0.0, 86_400.0) or 0.0)
     began = time.perf_counter()
     walk = _Walk(policy, rules, game.X if seat == "X" else game.O, nodes, began + seconds,
                  proof_budget)

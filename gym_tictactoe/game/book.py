@@ -62,12 +62,13 @@ def build(rules: Rules, depth: int | None = None, budget: int = BUILD_BUDGET) ->
     """The book's values, proved now: ``depth`` stones at most (``plies(rules)`` by default)."""
     from gym_tictactoe.game import proven
 
-    depth = plies(rules) if depth is None else check_int(depth, "depth", 0, rules.n_cells)
+    stones = plies(rules) if depth is None else int(check_int(depth, "depth", 0, rules.n_cells)
+                                                    or 0)
     prover, values = proven.prover(rules), {}
     saved = prover.budget
     prover.budget = check_int(budget, "budget", 1, 1 << 62)
     try:
-        for layer in layers(rules, depth):
+        for layer in layers(rules, stones):
             for code in layer:
                 value = _terminal_value(rules, code)
                 value = prover.value(code) if value is None else value

@@ -132,6 +132,8 @@ class MinimaxOpponent(TableOpponent):
 
     @property
     def table(self) -> npt.NDArray[np.bool_]:
+        if self.solution is None:
+            raise ValueError(f"minimax has no table on {self.rules.name}: its moves are proved")
         return self.solution.best
 
     def move(self, position: Position, rng: np.random.Generator) -> int:
