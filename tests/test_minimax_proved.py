@@ -100,3 +100,16 @@ def test_an_unproved_reply_falls_back_to_alphabeta_and_is_counted(small_books, m
     cells[[0, 12]] = game.X, game.O  # two stones: beyond a one-ply book
     move = player.move(from_board(R554, cells, game.X), np.random.default_rng(0))
     assert cells[move] == game.EMPTY and player.proved.fallbacks == 1
+
+
+def test_a_reply_within_the_book_asks_no_proof(small_books, monkeypatch):
+    book.book(R454)  # built (2 plies): the moves of positions of at most 1 stone are in it
+
+    def no_proof(rules):
+        raise AssertionError("a proof was asked for inside the book")
+
+    monkeypatch.setattr(proven, "prover", no_proof)
+    one_stone = R454.play(game.EMPTY_BOARD, 7)
+    assert book.best_of(book.move_values(one_stone, R454)) is not None
+    with pytest.raises(AssertionError, match="inside the book"):
+        book.move_values(R454.play(one_stone, 8), R454)  # two stones: beyond it
