@@ -55,7 +55,7 @@ def format_grade(graded: dict[str, Any]) -> str:
         if text == "undecided":
             within = found["no_loss_within"]
             text += f" after {found['nodes']:,} positions" + (
-                f" (no loss within {within} opponent moves)" if within else "")
+                f" (no loss within {within} opponent move{'s' * (within > 1)})" if within else "")
         elif found["losing_line"]:
             text += f" (line from the empty board: {' '.join(map(str, found['losing_line']))})"
         lines.append(f"best response, policy as {seat}: {text}")
