@@ -343,7 +343,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "q-batched": search_tables.q_batched,
     "q-perfect": search_tables.q_perfect, "sb3-boards": sb3_boards,
     "sb3-boards-5m": sb3_boards_5m, "sb3-variants": sb3_variants,
-    "headline": headline,
+    "headline": headline, "grading": search_tables.grading,
 }
 
 
