@@ -253,3 +253,31 @@ def q_defaults_rows(results: Path) -> list[list[str]]:
                      f"{spread}, {min(minutes):.0f}\N{EN DASH}{max(minutes):.0f} min a run",
                      recorded(*runs)])
     return rows
+
+
+def grading(results: Path) -> str:
+    """Sampled exact grading of the search players (``benchmarks/grading.py``): each sampling's
+    optimal-move rate with its 95% Wilson interval, and the best response per seat."""
+    data = json.loads((results / "grading_5x5x4.json").read_text())
+
+    def rate(found: dict[str, Any]) -> str:
+        if found["rate"] is None:
+            return "none decided"
+        low, high = found["interval"]
+        return (f"{found['rate']:.1%} [{low:.1%}, {high:.1%}] of {found['decided']}"
+                + (f" ({found['undecided']} undecided)" if found["undecided"] else ""))
+
+    def seat(found: dict[str, Any]) -> str:
+        if found["result"] == "loss":
+            return f"loss: {' '.join(map(str, found['losing_line']))}"
+        within = found.get("no_loss_within")
+        if not within:
+            return found["result"]
+        return f"{found['result']} (no loss within {within} opponent move{'s' * (within > 1)})"
+
+    rows = [[f"`{row['player']}`", rate(row["sampled"]["games"]), rate(row["sampled"]["uniform"]),
+             seat(row["best_response"]["X"]), seat(row["best_response"]["O"]),
+             f"{row['seconds']:.0f} s"] for row in data["players"]]
+    return (markdown(["player", "own games: rate [95% CI]", "random depth: rate [95% CI]",
+                      "best response as X", "as O", "time"], rows)
+            + f"\n{recorded(data)}\n")

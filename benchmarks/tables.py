@@ -345,7 +345,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "q-perfect": search_tables.q_perfect, "q-defaults": search_tables.q_defaults,
     "sb3-boards": sb3_boards,
     "sb3-boards-5m": sb3_boards_5m, "sb3-variants": sb3_variants,
-    "headline": headline,
+    "headline": headline, "grading": search_tables.grading,
 }
 
 

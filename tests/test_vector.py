@@ -323,7 +323,7 @@ def test_random_seat_is_drawn_per_board_per_episode():
         ({"opponent": PolicyOpponent(lambda obs, mask: 0, rows=4, cols=4)}, "not on 3x3x3"),
         ({"rows": 16}, "rows must be an integer from 1 to 15"),
         ({"win_length": 4}, r"win_length must be an integer from 1 to 3"),
-        ({"opponent": "minimax", "rows": 5, "cols": 5}, "use 'alphabeta'"),
+        ({"opponent": "minimax", "rows": 9, "cols": 9}, "use 'alphabeta'"),
         ({"opponent": "nobody"}, "unknown opponent 'nobody'"),
     ],
 )

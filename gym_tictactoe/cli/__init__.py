@@ -25,6 +25,7 @@ from gym_tictactoe.cli import models as cli_models
 from gym_tictactoe.cli import play as cli_play
 from gym_tictactoe.cli.arguments import (
     board_arg,
+    bounded_int,
     model_file,
     non_negative_int,
     player_list,
@@ -50,6 +51,7 @@ from gym_tictactoe.cli.play import (  # noqa: F401  (the play command's names, a
     parse_cell,
 )
 from gym_tictactoe.evaluation import ratings
+from gym_tictactoe.evaluation.sampled import MAX_SAMPLE, WALK_NODES
 from gym_tictactoe.extras import MissingExtra
 from gym_tictactoe.game.facts import facts
 from gym_tictactoe.game.proofs import CoreUnavailable
@@ -57,6 +59,7 @@ from gym_tictactoe.players.opponents import Opponent, parse_opponent
 from gym_tictactoe.seeding import check_seed
 
 ARENA_PLAYERS = ("random", "heuristic", "montecarlo", "minimax")
+MAX_WALK = 10**6  # positions of a best-response walk per seat
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -253,6 +256,12 @@ def _add_evaluate(subparsers: argparse._SubParsersAction) -> None:
                           help="also write a web page of the model (one model, solved boards): "
                           "DIR/index.html with its losing lines, blunders and heat maps; DIR "
                           "must be new, empty or a previous report")
+    evaluate.add_argument("--sample", type=bounded_int(1, MAX_SAMPLE), default=100,
+                          metavar="N", help="boards of 17 to 64 cells: positions per sampling "
+                          f"for the optimal-move rate (1 to {MAX_SAMPLE:,}; default: 100)")
+    evaluate.add_argument("--walk-nodes", type=bounded_int(1, MAX_WALK), default=WALK_NODES,
+                          metavar="N", help="boards of 17 to 64 cells: positions the best-response"
+                          f" walk may visit per seat (1 to {MAX_WALK:,}; default: {WALK_NODES:,})")
     evaluate.set_defaults(run=cli_models.evaluate_command)
 
 

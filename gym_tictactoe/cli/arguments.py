@@ -102,6 +102,21 @@ def positive_int(text: str, low: int = 1) -> int:
     return value
 
 
+def bounded_int(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: an integer from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected an integer from {low:,} to {high:,}, "
+                                             f"got {text!r}")
+        return value
+    return parse
+
+
 def non_negative_int(text: str) -> int:
     """An argparse type: an integer of at least 0."""
     return positive_int(text, low=0)

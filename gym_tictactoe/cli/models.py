@@ -212,15 +212,38 @@ def _evaluate_one(path: str, policy: Any, kind: str, args: argparse.Namespace) -
                                      if searching is not None else ""))
     print(evaluating_message(args.games, board_of(policy), reached_only), flush=True)
     began = time.perf_counter()
-    report = None if args.report is None else evaluate(policy)
+    rules = board_of(policy)
+    report = None if args.report is None or graded(rules) else evaluate(policy)
     summary = summarize(policy, games=args.games, seed=args.seed, report=report,
                         reached_only=reached_only)
-    print(format_summary(summary))
-    if searching is not None:  # what a search costs is worth knowing before the next one
+    text = format_summary(summary)
+    print(text)
+    if graded(rules):
+        text = _grade(policy, rules, args, summary, text)
+    if searching is not None or graded(rules):  # what it cost is worth knowing next time
         print(f"evaluated in {time.perf_counter() - began:.1f} s")
     if args.report is not None:
-        return _write_report(policy, path, args.report, report, summary)
+        return _write_report(policy, path, args.report, report, summary, text)
     return 0
+
+
+def graded(rules: game.Rules) -> bool:
+    """Whether ``evaluate`` grades on a sample (boards of 17 to 64 cells, proved)."""
+    return not rules.solvable and rules.n_cells <= 64
+
+
+def _grade(policy: Any, rules: game.Rules, args: argparse.Namespace, summary: dict[str, Any],
+           text: str) -> str:
+    """The sampled grade printed and kept in ``summary``; the whole text printed so far."""
+    from gym_tictactoe.evaluation.grading import format_grade, grade
+
+    print(f"grading on samples of {args.sample} positions, every verdict proved…", flush=True)
+    summary["grading"] = grade(policy, rules, sample=args.sample, seed=args.seed,
+                               walk_nodes=args.walk_nodes,
+                               progress=lambda line: print(f"  {line}", flush=True))
+    lines = format_grade(summary["grading"])
+    print(lines)
+    return f"{text}\n\n{lines}"
 
 
 def _check_report(directory: str, rules: game.Rules, reached_only: bool = False) -> int | None:
@@ -233,6 +256,9 @@ def _check_report(directory: str, rules: game.Rules, reached_only: bool = False)
                       f"{rules.name} board is evaluated by its best response alone (a report "
                       f"with a search: boards of at most {FULL_SEARCH_POSITIONS:,} positions)")
     try:
+        if graded(rules):  # a sampled grade: no pictures, no matplotlib
+            check_destination(directory)
+            return None
         rules.check_solvable("--report")
         check_destination(directory)
         require("matplotlib", "plot", "--report")
@@ -245,11 +271,15 @@ def _check_report(directory: str, rules: game.Rules, reached_only: bool = False)
 
 
 def _write_report(policy: Any, path: str, directory: str, report: Any,
-                  summary: dict[str, Any]) -> int:
-    from gym_tictactoe.evaluation.policy_report import write_report
+                  summary: dict[str, Any], text: str) -> int:
+    from gym_tictactoe.evaluation.policy_report import write_graded_report, write_report
 
     try:
-        index = write_report(policy, directory, report=report, summary=summary, title=path)
+        if "grading" in summary:
+            index = write_graded_report(directory, path, board_of(policy).name, text,
+                                        summary["grading"], summary)
+        else:
+            index = write_report(policy, directory, report=report, summary=summary, title=path)
     except (OSError, ValueError) as error:
         detail = getattr(error, "strerror", None) or error
         return _error(f"cannot write the report to {directory}: {detail}")

@@ -119,7 +119,8 @@ class TicTacToeEnv(SharedOptions, gym.Env[npt.NDArray[np.int8], int]):
       ``"heuristic"``, ``"montecarlo"``, ``"mixture"``, ``"policy"``; see
       ``gym_tictactoe.players.opponents``),
       a spec such as ``"random+minimax*2"``, or any object with
-      ``act(board, mark, rng) -> int``. ``"minimax"`` needs a board of at most 16 cells.
+      ``act(board, mark, rng) -> int``. ``"minimax"`` needs a board of at most 64 cells
+      (beyond 16 it plays from proofs: slower, see docs/opponents.md).
       Default ``"random"``.
     * ``agent_mark``: ``"X"``, ``"O"`` or ``"random"`` (drawn at every reset). Default ``"X"``.
     * ``illegal_action``: ``"lose"`` (the episode ends with reward -1) or ``"raise"`` (a

@@ -311,3 +311,26 @@ def _games(summary: dict[str, Any] | None) -> str:
             "seat.</p>\n<table><tr><th>opponent</th><th>seat</th><th>wins</th><th>draws</th>"
             f"<th>losses</th><th>illegal</th></tr>{rows}</table>")
 
+
+
+def write_graded_report(directory: str | os.PathLike, title: str, board: str, text: str,
+                        graded: dict[str, Any], summary: dict[str, Any] | None = None) -> Path:
+    """The report of a board of 17 to 64 cells, where no table of every position exists: its
+    sampled grade (``evaluation.grading``) as ``report.json`` and a page of ``text``, the
+    printed summary; written whole or not at all, as ``write_report``. Returns the page's path."""
+    target = check_destination(directory)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temp = Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".partial",
+                                 dir=target.parent))
+    try:
+        body = f"<h1>{html.escape(title)}</h1>\n<pre>{html.escape(text)}</pre>\n"
+        (temp / INDEX).write_text(_document(title, body), encoding="utf-8")
+        data = {"format": FORMAT, "version": 1, "title": title, "board": board,
+                "grading": graded, "games": (summary or {}).get("results")}
+        (temp / DATA).write_text(json.dumps(data, indent=1), encoding="utf-8")
+        os.chmod(temp, 0o755)
+        _put_in_place(temp, target)
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
+    return target / INDEX

@@ -92,6 +92,10 @@ def evaluating_message(games: int, rules: game.Rules, reached_only: bool = False
                 f"player only at the positions reached against it (a search at all "
                 f"{unfinished_positions(rules):,} positions of the {rules.name} board would take "
                 "too long: no optimal-move rate)…")
+    if not rules.solvable and rules.n_cells <= 64:
+        return (f"evaluating: {games} games per seat against each of "
+                f"{', '.join(UNSOLVED_OPPONENTS)}, then a grade on samples of the {rules.name} "
+                "board, every verdict proved (too many positions to ask them all)…")
     if not rules.solvable:
         return (f"evaluating: {games} games per seat against each of "
                 f"{', '.join(UNSOLVED_OPPONENTS)} (the {rules.name} board is not solved: no "

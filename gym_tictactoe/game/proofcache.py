@@ -79,20 +79,31 @@ class ProofCache:
 def read(path: Path, rules: Rules) -> dict[int, int]:
     """The values in a proof cache file, every key and value checked (a ValueError saying
     which); a link or anything but a regular file is a NotRegularFile."""
-    if path.is_symlink():
-        raise files.NotRegularFile(f"{path} is a symbolic link, not a proof cache")
-    with files.open_regular(path, "proof cache", _MAX_BYTES) as file:
-        text = file.read(_MAX_BYTES)
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        raise ValueError("it nests deeper than a proof cache does") from None
+    data = read_json(path, "proof cache", _MAX_BYTES)
     if not isinstance(data, dict) or set(data) != {"format", "board", "values"} \
             or [data["format"], data["board"]] != [FORMAT, rules.name]:
         raise ValueError(f"it is not a {FORMAT} file for the {rules.name} board")
-    values = data["values"]
-    if not isinstance(values, dict) or len(values) > MAX_ENTRIES:
-        raise ValueError(f"its values are not a mapping of at most {MAX_ENTRIES:,} positions")
+    return checked_values(data["values"], rules, MAX_ENTRIES)
+
+
+def read_json(path: Path, what: str, max_bytes: int) -> object:
+    """The JSON in a regular file of at most ``max_bytes`` (checked on the open file before a
+    byte is read); a link or anything but a regular file is a NotRegularFile."""
+    if path.is_symlink():
+        raise files.NotRegularFile(f"{path} is a symbolic link, not a {what}")
+    with files.open_regular(path, what, max_bytes) as file:
+        text = file.read(max_bytes)
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(f"it nests deeper than a {what} does") from None
+
+
+def checked_values(values: object, rules: Rules, max_entries: int) -> dict[int, int]:
+    """``{"code": value}`` as ints, every key a position code of ``rules`` and every value -1,
+    0 or 1, at most ``max_entries`` of them; a ValueError saying what is wrong otherwise."""
+    if not isinstance(values, dict) or len(values) > max_entries:
+        raise ValueError(f"its values are not a mapping of at most {max_entries:,} positions")
     out = {}
     for key, value in values.items():
         if not (key.isascii() and key.isdigit() and len(key) <= 32 and int(key) < rules.n_codes):

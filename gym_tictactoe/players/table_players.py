@@ -18,9 +18,10 @@ import numpy.typing as npt
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_flag
 from gym_tictactoe.game import solver
-from gym_tictactoe.game.positions import Position
+from gym_tictactoe.game.positions import Position, code_of, from_board
 from gym_tictactoe.players import heuristic
 from gym_tictactoe.players.protocol import BatchPlayer, LoopPlayer, Player, pick
+from gym_tictactoe.players.proved import ProvedMoves
 from gym_tictactoe.players.vector_opponents import (
     MaskPlayer,
     PolicyPlayer,
@@ -111,8 +112,10 @@ class MinimaxOpponent(TableOpponent):
     """Perfect play: a random choice among the solver's best moves (fastest win, slowest loss).
 
     Choosing at random among equally good moves lets an agent meet every perfect line;
-    ``deterministic=True`` always plays the lowest-numbered best cell. Needs a solved board (at
-    most 16 cells); on bigger boards use ``"alphabeta"``.
+    ``deterministic=True`` always plays the lowest-numbered best cell. Boards of at most 16
+    cells are solved (tables); boards of 17 to 64 cells are proved (an opening book, then the
+    proof solver: every value-keeping move, no distances; see :mod:`.proved` for what it plays
+    where a proof runs out of its budget); on bigger boards use ``"alphabeta"``.
     """
 
     name = "minimax"
@@ -121,22 +124,47 @@ class MinimaxOpponent(TableOpponent):
                  win_length: int = 3) -> None:
         super().__init__(deterministic, rows=rows, cols=cols, win_length=win_length)
         if not self.rules.solvable:
-            raise ValueError(f"minimax plays perfectly from the solved game, and boards of at "
-                             f"most {game.SOLVED_CELLS} cells are solved; {self.rules.name} has "
-                             f"{self.rules.n_cells}: use 'alphabeta' (search) there")
+            self.solution, self.proved = None, ProvedMoves(self.rules)
+            return
         self.solution = solver.solve(self.rules)
         # Signed bytes: indexing a memoryview gives a plain int, far cheaper than NumPy's scalars.
         self._scores = memoryview(self.solution.score).cast("b")
 
     @property
     def table(self) -> npt.NDArray[np.bool_]:
+        if self.solution is None:
+            raise ValueError(f"minimax has no table on {self.rules.name}: its moves are proved")
         return self.solution.best
 
+    def move(self, position: Position, rng: np.random.Generator) -> int:
+        if self.solution is None:
+            return self.proved.move(position, rng, self.deterministic)
+        return super().move(position, rng)
+
+    def _batch(self, num_envs: int, rules: game.Rules,
+               agents: npt.NDArray[np.int8]) -> BatchPlayer:
+        if self.solution is None:  # proofs answer one position at a time
+            return LoopPlayer(self, rules, agents)
+        return super()._batch(num_envs, rules, agents)
+
     def candidates(self, cells, marks, codes=None) -> npt.NDArray[np.bool_]:
+        if self.solution is None:
+            return self._proved_candidates(cells, marks)
         if codes is None:
             codes = np.asarray(cells, dtype=np.int64) @ self.rules.pow3
         # The callers ask about unfinished games only.
         return self.solution.best_at(codes, cells, marks)
+
+    def _proved_candidates(self, cells, marks) -> npt.NDArray[np.bool_]:
+        """Per board, the value-keeping moves; alphabeta's move (a fixed seed) where unproved."""
+        out = np.zeros(np.shape(cells), dtype=bool)
+        for row, (board, mark) in enumerate(zip(cells, marks, strict=True)):
+            position = from_board(self.rules, board, int(mark))
+            choices = self.proved.choices(code_of(position))
+            if choices is None:
+                choices = [self.proved.move(position, np.random.default_rng(0), True)]
+            out[row, choices] = True
+        return out
 
     def _choices(self, position: Position) -> Sequence[int]:
         """The moves of the best score for the side to move: each child's score read from the
