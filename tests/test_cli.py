@@ -7,6 +7,7 @@ import os
 import re
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import zipfile
@@ -411,7 +412,13 @@ def test_ctrl_c_in_make_play_ends_without_makes_error():
         os.chdir(REPO)
         for variable in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS"):  # as if typed, not under make test
             os.environ.pop(variable, None)
+        # As a fresh terminal would start it, whatever the test process holds: Ctrl-C neither
+        # ignored nor blocked, and none of the test process's files open.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])
+        os.closerange(3, 1 << 16)
         os.execvp("make", ["make", "play", f"PY={sys.executable}", "-o", ".venv/.installed-core"])
+    parent = (signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, []))
     output = _read_until(fd, b"or q to quit: ")
     # The terminal sends SIGINT to make and the game alike. One that lands between the prompt
     # and the game's read is only seen at the next input, as with any Python program, so the
@@ -423,7 +430,7 @@ def test_ctrl_c_in_make_play_ends_without_makes_error():
         output += _read_until(fd, b"Interrupted.", wait=5, missing_ok=True)
         if b"Interrupted." in output:
             break
-    assert b"Interrupted." in output, output
+    assert b"Interrupted." in output, (output, parent)
     output += _read_until(fd, None, wait=120)
     os.waitpid(pid, 0)
     text = output.decode(errors="replace")
