@@ -3,34 +3,21 @@ benchmarks write under runs/ unless told otherwise, with progress lines and the 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
 from pathlib import Path
 
 import pytest
+from bench_helpers import benchmark_module
 
 REPO = Path(__file__).resolve().parents[1]
 BENCHMARKS = REPO / "benchmarks"
 
 
-def _module(name: str):
-    """benchmarks/NAME.py as a module (its siblings importable, as when run as a script)."""
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        spec = importlib.util.spec_from_file_location(f"{name}_under_test",
-                                                      BENCHMARKS / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-    return module
-
-
 @pytest.fixture(scope="module")
 def tables():
-    return _module("tables")
+    return benchmark_module("tables")
 
 
 def test_every_table_in_the_docs_is_what_the_results_say(tables):
@@ -69,7 +56,7 @@ def test_the_front_page_states_each_figure_and_the_command_its_file_records(tabl
 
 
 def test_recorded_commands_merge_per_seed_and_keep_apart_what_differs():
-    recorded = _module("commands").recorded
+    recorded = benchmark_module("commands").recorded
     runs = [{"command": "python b.py --board 4x4x3 --minutes 14 --out /tmp/a.json"},
             {"command": "python b.py --board 4x4x3 --seed 1 --minutes 9 --out x.json"}]
     assert recorded(*runs) == "`python b.py --board 4x4x3 --seed S --minutes 14/9`"
@@ -148,12 +135,12 @@ def test_the_elo_table_names_alphazero_by_its_training_and_marks_one_sided_ratin
                                           ("q_seeds", "out"), ("self_play", "out"),
                                           ("speed", "json")])
 def test_benchmarks_write_under_runs_unless_told(name, option):
-    default = getattr(_module(name).parse_args([]), option)
+    default = getattr(benchmark_module(name).parse_args([]), option)
     assert Path(default).parts[:2] == ("runs", "benchmarks")
 
 
 def test_progress_lines_estimate_the_time_left(capsys):
-    progress = _module("progress")
+    progress = benchmark_module("progress")
     assert progress.line(1, 4, 10.0) == "10 s so far, about 30 s left"
     assert progress.line(4, 4, 125.0) == "2 min 5 s so far"
     assert progress.duration(3725) == "1 h 2 min"
@@ -166,13 +153,13 @@ def test_progress_lines_estimate_the_time_left(capsys):
 def test_an_output_that_cannot_be_written_stops_before_any_work(name, tmp_path, capsys):
     option = "--json" if name == "speed" else "--out"
     with pytest.raises(SystemExit) as stop:
-        _module(name).main([option, str(tmp_path)])  # a folder, not a file
+        benchmark_module(name).main([option, str(tmp_path)])  # a folder, not a file
     assert stop.value.code == 2
     assert capsys.readouterr().err == f"{name}.py: cannot write {tmp_path}: it is a folder\n"
 
 
 def test_a_benchmark_passes_on_train_pys_checkpoint_lines_and_names_its_error(capsys, tmp_path):
-    progress = _module("progress")
+    progress = benchmark_module("progress")
     script = ("print('exact evaluation at 5 episodes (4x4x4)...'); print('the final table'); "
               "print('  optimal-move rate 99.00%, best response: as X draw, as O draw'); "
               "raise SystemExit('train.py: --board: no such board')")
@@ -186,7 +173,7 @@ def test_a_benchmark_passes_on_train_pys_checkpoint_lines_and_names_its_error(ca
 
 
 def test_speed_reports_each_group(monkeypatch, capsys):
-    speed = _module("speed")
+    speed = benchmark_module("speed")
     monkeypatch.setattr(speed, "measure", lambda group, *args: {name: [1.0] for name in group})
     monkeypatch.setattr(speed, "solver_seconds", lambda: 1.0)
     monkeypatch.setattr(speed, "import_seconds", lambda: 1.0)
@@ -209,7 +196,7 @@ def test_numerics_say_which_kernels_and_threads_ran():
 
 
 def test_training_pins_the_kernels_only_for_its_workers(monkeypatch):
-    training = _module("training")
+    training = benchmark_module("training")
     monkeypatch.delenv("ATEN_CPU_CAPABILITY", raising=False)
     monkeypatch.setenv("MKL_CBWR", "AUTO")
     with training._kernels(native=False):
@@ -223,7 +210,7 @@ def test_training_pins_the_kernels_only_for_its_workers(monkeypatch):
 def test_the_default_q_run_reproduces_its_committed_figure(tmp_path):
     """About 3 s (one default train.py run): the seed-0 figure of make train, and what train.py
     records about the machine in every results.json."""
-    q_seeds = _module("q_seeds")
+    q_seeds = benchmark_module("q_seeds")
     run = q_seeds.run_seed(0, tmp_path)
     committed = json.loads((BENCHMARKS / "results" / "q_seeds.json").read_text())["runs"][0]
     assert run["perfect_at_episodes"] == committed["perfect_at_episodes"] == 28_000
@@ -259,7 +246,7 @@ def test_the_default_q_run_reproduces_its_committed_figure(tmp_path):
 ])
 def test_a_bad_benchmark_flag_is_one_usage_line_before_any_work(name, argv, message, capsys):
     with pytest.raises(SystemExit) as stop:
-        _module(name).parse_args(argv)
+        benchmark_module(name).parse_args(argv)
     err = capsys.readouterr().err
     assert stop.value.code == 2 and message in err.splitlines()[-1], err
 
@@ -267,7 +254,7 @@ def test_a_bad_benchmark_flag_is_one_usage_line_before_any_work(name, argv, mess
 @pytest.mark.parametrize("name", ["search_exact", "mcts"])
 def test_these_benchmarks_check_their_output_before_any_work(name, tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:
-        _module(name).main(["--out", str(tmp_path)])  # a folder, not a file
+        benchmark_module(name).main(["--out", str(tmp_path)])  # a folder, not a file
     assert stop.value.code == 2
     assert capsys.readouterr().err == f"{name}.py: cannot write {tmp_path}: it is a folder\n"
 
@@ -276,14 +263,14 @@ def test_an_output_the_atomic_writer_would_refuse_stops_before_any_work(tmp_path
     pipe = tmp_path / "results.json"
     os.mkfifo(pipe)
     with pytest.raises(SystemExit) as stop:
-        _module("q_seeds").main(["--out", str(pipe)])
+        benchmark_module("q_seeds").main(["--out", str(pipe)])
     assert stop.value.code == 2
     assert "is not a regular file but a named pipe" in capsys.readouterr().err
 
 
 def test_make_bench_stops_before_any_work_when_a_peer_it_installed_is_missing(monkeypatch,
                                                                               capsys, tmp_path):
-    speed = _module("speed")
+    speed = benchmark_module("speed")
     monkeypatch.setattr(speed, "missing_peers", lambda: ["pgx"])
     monkeypatch.setattr(speed, "benchmark", lambda *args: pytest.fail("measured anyway"))
     assert speed.main(["--require-peers", "--json", str(tmp_path / "s.json")]) == 1
@@ -293,7 +280,7 @@ def test_make_bench_stops_before_any_work_when_a_peer_it_installed_is_missing(mo
 
 
 def test_a_target_below_its_floor_is_reported_in_words_not_as_a_failure(capsys):
-    speed = _module("speed")
+    speed = benchmark_module("speed")
     speed.print_targets([{"target": "a", "value": 2.0, "status": "PASS"},
                          {"target": "b", "value": 0.5, "status": "MISS"},
                          {"target": "c", "value": None, "status": "SKIP"}], [])

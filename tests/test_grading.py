@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+from bench_helpers import benchmark_module
 
 from gym_tictactoe import cli, game
 from gym_tictactoe.evaluation import grading, sampled, walk
@@ -123,18 +124,7 @@ def test_evaluate_refuses_a_bad_sample_size(tmp_path, capsys):
 
 
 def test_the_benchmark_grades_players_and_writes_only_to_out(tmp_path, capsys):
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    folder = Path(__file__).resolve().parents[1] / "benchmarks"
-    sys.path.insert(0, str(folder))
-    try:
-        spec = importlib.util.spec_from_file_location("grading_bench", folder / "grading.py")
-        bench = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(bench)
-    finally:
-        sys.path.remove(str(folder))
+    bench = benchmark_module("grading")
     (tmp_path / "out").mkdir()
     out = tmp_path / "out" / "grading.json"
     assert bench.main(["--board", "4x5x4", "--players", "heuristic", "--sample", "2",

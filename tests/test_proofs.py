@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from bench_helpers import benchmark_module
 
 from gym_tictactoe import game
 from gym_tictactoe.game import solver
@@ -184,18 +185,9 @@ def test_a_compile_failure_is_one_line(monkeypatch):
 
 
 def test_the_benchmark_checks_agreement_and_writes_only_to_out(tmp_path, capsys):
-    import importlib.util
     import json
-    from pathlib import Path
 
-    folder = Path(__file__).resolve().parents[1] / "benchmarks"
-    sys.path.insert(0, str(folder))
-    try:
-        spec = importlib.util.spec_from_file_location("proofs_bench", folder / "proofs.py")
-        bench = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(bench)
-    finally:
-        sys.path.remove(str(folder))
+    bench = benchmark_module("proofs")
     out = tmp_path / "agreement.json"
     assert bench.main(["--agreement", "--boards", "3x3x3", "2x6x3", "--sample", "1000",
                        "--out", str(out)]) == 0
