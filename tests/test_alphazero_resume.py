@@ -11,6 +11,8 @@ import pytest
 
 pytest.importorskip("torch")
 
+from train_helpers import usage_error
+
 import train
 from agents.alphazero import AlphaZeroSettings, PlaySettings, Trainer, files
 from agents.alphazero import run as az_run
@@ -194,15 +196,6 @@ def test_a_run_cut_short_keeps_its_learning_rate(saved_run, tmp_path, capsys):
                                 "0.001"])
     assert "--learning-rate 0.001 conflicts with the run in" in line
     assert "a new --learning-rate applies when continuing a finished run" in line
-
-
-def usage_error(capsys, argv):
-    """The one line train.py prints for a usage error in ``argv``."""
-    with pytest.raises(SystemExit) as stop:
-        train.parse_args(argv)
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert stop.value.code == 2 and ": error: " in lines[-1]
-    return lines[-1]
 
 
 @pytest.fixture(scope="module")

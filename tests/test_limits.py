@@ -13,6 +13,8 @@ import pytest
 
 pytest.importorskip("torch")
 
+from train_helpers import usage_error
+
 import train
 from agents import limits
 from agents.alphazero import AlphaZeroSettings, PlaySettings, Trainer, workers
@@ -23,15 +25,6 @@ from agents.alphazero.state import STATE_FILE, load_state, save_state
 from gym_tictactoe import game
 
 BIG = game.rules(15, 15, 5)
-
-
-def usage_error(capsys, argv):
-    """The one line train.py prints for a usage error in ``argv``."""
-    with pytest.raises(SystemExit) as stop:
-        train.parse_args(argv)
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert stop.value.code == 2 and ": error: " in lines[-1]
-    return lines[-1]
 
 
 def forbid_allocation(monkeypatch):
