@@ -12,17 +12,14 @@ and 10), as have the escapes the fuzz itself found.
 from __future__ import annotations
 
 import json
-import signal
 import sys
-import tracemalloc
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from zip_helpers import bounded
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 SEED = 29  # not the benchmark's 0: the tests and the benchmark cover different mutants
@@ -58,31 +55,12 @@ def original(fuzz: SimpleNamespace, name: str, folder: Path) -> tuple:
     return fuzz.made[name]
 
 
-@contextmanager
-def bounded(path: Path) -> Iterator[None]:
-    """Fail on a hang or on Python allocations beyond PEAK_BYTES while loading ``path``."""
-    def hang(*args):
-        raise AssertionError(f"loading {path} did not end within {HANG_SECONDS} s")
-
-    previous = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(HANG_SECONDS)
-    tracemalloc.start()
-    try:
-        yield
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-    assert peak <= PEAK_BYTES, f"loading {path} allocated {peak:,} bytes"
-
-
 def attempt(fuzz: SimpleNamespace, name: str, mutant: bytes, folder: Path) -> tuple[str, str]:
     target, made, _ = original(fuzz, name, folder)
     path = folder / "mutant" / target.file_name
     path.parent.mkdir(exist_ok=True)
     path.write_bytes(mutant)
-    with bounded(path):
+    with bounded(path, PEAK_BYTES, HANG_SECONDS):
         return fuzz.targets.attempt(target, path, made)
 
 

@@ -12,16 +12,11 @@ network before their data is read.
 
 from __future__ import annotations
 
-import signal
-import tracemalloc
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pytest
-from zip_helpers import mutate, mutate_member
+from zip_helpers import bounded, mutate, mutate_member
 
 from agents.models import load_policy
 from agents.q_learning import QLearningAgent
@@ -39,28 +34,6 @@ CODES = T3.reachable[~T3.tables.terminal[T3.reachable]][::40]
 BOARDS = np.where((T3.tables.to_move[CODES] == game.O)[:, None], game.SWAP[T3.tables.cells[CODES]],
                   T3.tables.cells[CODES]).astype(np.int8)
 MASKS = T3.tables.legal_mask[CODES]
-
-
-@contextmanager
-def bounded(path: Path) -> Iterator[None]:
-    """Fail on a hang, a warning, or Python allocations beyond PEAK_BYTES while loading
-    ``path``."""
-    def hang(*args):
-        raise AssertionError(f"loading {path} did not end within {HANG_SECONDS} s")
-
-    previous = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(HANG_SECONDS)
-    tracemalloc.start()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # one line of our own, not a library's warning
-            yield
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-    assert peak <= PEAK_BYTES, f"loading {path} allocated {peak:,} bytes"
 
 
 def refused(error: Exception, path: Path) -> bool:
@@ -83,7 +56,7 @@ def fuzz(original: Path, count: int, seed: int, load, inner: str | None = None) 
         exact = inner is None or i % 2 == 0
         path.write_bytes(mutate(data, rng) if exact else mutate_member(data, inner, rng))
         try:
-            with bounded(path):
+            with bounded(path, PEAK_BYTES, HANG_SECONDS, warnings_fail=True):
                 load(path, exact)
             tally["ok"] += 1
         except (ValueError, FileNotFoundError) as error:

@@ -1,10 +1,16 @@
-"""Damaging zip archives at the byte level, for the tests of model files that may be hostile."""
+"""Damaging zip archives at the byte level, and loading the damage under bounds, for the tests
+of model files that may be hostile."""
 
 from __future__ import annotations
 
 import io
+import signal
 import struct
+import tracemalloc
+import warnings
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -69,3 +75,27 @@ def mutate_member(data: bytes, name: str, rng: np.random.Generator) -> bytes:
         for member, content in members.items():
             archive.writestr(member, content)
     return out.getvalue()
+
+
+@contextmanager
+def bounded(path: Path, peak_bytes: int, hang_seconds: int = 30,
+            warnings_fail: bool = False) -> Iterator[None]:
+    """Fail on a hang or on Python allocations beyond ``peak_bytes`` while loading ``path``
+    (``warnings_fail``: on a warning too, so that a refusal is our one line, not a library's)."""
+    def hang(*args):
+        raise AssertionError(f"loading {path} did not end within {hang_seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(hang_seconds)
+    tracemalloc.start()
+    try:
+        with warnings.catch_warnings():
+            if warnings_fail:
+                warnings.simplefilter("error")
+            yield
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert peak <= peak_bytes, f"loading {path} allocated {peak:,} bytes"
