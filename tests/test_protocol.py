@@ -118,7 +118,9 @@ def test_an_outside_object_is_adapted_once_and_evaluated():
 
 def test_built_in_players_are_evaluated_as_players():
     assert evaluation.evaluate(MinimaxOpponent()).perfect
-    assert evaluation.evaluate(AlphaBetaPlayer(depth=None, max_nodes=None)).perfect
+    searched = evaluation.best_response(AlphaBetaPlayer(depth=None, max_nodes=None),
+                                        reached_only=True)
+    assert [seat.result for seat in searched.values()] == ["draw", "draw"]
     # A random player is measured as the one fixed choice per position it draws (seed 0).
     first, again = (evaluation.policy_moves(RandomOpponent()) for _ in range(2))
     assert np.array_equal(first, again) and not evaluation.evaluate(RandomOpponent()).perfect
