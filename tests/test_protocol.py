@@ -151,6 +151,30 @@ def test_a_q_agent_gives_its_q_values_for_pictures():
     assert np.allclose(found.values[legal], agent.q_values(observation)[legal])
 
 
+def test_an_sb3_model_gives_its_cell_values_as_the_pictures_read_them_before():
+    """PPO: its action probabilities; DQN: its Q-values, asked on canonical images for a
+    canonical model and mapped back (what the heat map computed itself before)."""
+    pytest.importorskip("stable_baselines3")
+    from agents import sb3
+    from gym_tictactoe.game.symmetry import canonicalize, untransform_cells
+
+    board = np.array([[1, 0, 0, 0, 2, 0, 0, 0, 1]], dtype=np.int8)  # O to move: seen as 1
+    observation, mask = game.SWAP[board], (board == 0).astype(np.int8)
+    for algo in ("dqn", "ppo"):
+        model = sb3.build_model(algo, sb3.make_vec_env(algo, n_envs=1, seed=0), seed=0)
+        policy = sb3.ModelPolicy(model, algo, canonical=True)
+        assert capabilities(policy) == {"batch", "cell values"}
+        kind, values = policy.cell_values(observation, mask)
+        if algo == "ppo":
+            assert kind == "probability"
+            assert np.array_equal(values, policy.probabilities(observation, mask))
+            continue
+        images, turned = canonicalize(T3, observation)
+        expected = untransform_cells(T3, policy.preferences(images), turned)
+        assert kind == "Q-value" and np.allclose(values, expected)
+        assert policy_values(policy, board[0]).kind == "Q-value"
+
+
 class Valued:
     """A player with cell values of a kind given to it."""
 

@@ -56,6 +56,10 @@ Policy = Callable[[npt.NDArray[np.int8], npt.NDArray[np.int8]], int]
 
 @runtime_checkable
 class Opponent(Protocol):
+    """The documented form an object of yours takes to play: ``act(board, mark, rng)`` on the
+    absolute board (0 empty, 1 X, 2 O) for ``mark``, the side to move; :func:`as_player` adapts
+    it once."""
+
     def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int: ...
 
 

@@ -125,6 +125,8 @@ class AlphaBetaPlayer(Player):
         self.max_nodes = check_int(max_nodes, "max_nodes", 1, MAX_NODES, none=True)
         self.radius = check_int(radius, "radius", 1, MAX_SIDE - 1)
         self.width = check_int(width, "width", 1, MAX_SIDE**2, none=True)
+        # The board it plays on (the env refuses a player built for another board).
+        self._set_board(rows, cols, win_length)
         self._geo = geometry(self.rows, self.cols, self.win_length)
         # Up to 8 x 8 every empty cell is a candidate: no cell needs counting what is near it.
         small = self._geo.cells <= FULL_WIDTH_CELLS
@@ -135,11 +137,6 @@ class AlphaBetaPlayer(Player):
                 f"feasible on boards of at most {game.SOLVED_CELLS} cells; the {self.rows}x"
                 f"{self.cols} board has {self._geo.cells}: give max_nodes (1 to {MAX_NODES:,}), "
                 f"depth or time_limit")
-
-    @property
-    def rules(self) -> game.Rules:
-        """The board it plays on (the env refuses a player built for another board)."""
-        return game.rules(self.rows, self.cols, self.win_length)
 
     @property
     def exhaustive(self) -> bool:
