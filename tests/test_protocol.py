@@ -135,6 +135,7 @@ def test_capabilities_are_declared_not_guessed():
     assert capabilities(SymmetrizedPolicy(SolverPolicy())) == {"batch"}
     assert cost_of(AlphaBetaPlayer(depth=2)) == "alpha-beta search of up to 25,000 positions a move"
     assert cost_of(AlphaBetaPlayer(depth=None, max_nodes=None)) is None
+    assert cost_of(parse_opponent("montecarlo:playouts=7")) == "7 random playouts after each move"
 
 
 def test_a_q_agent_gives_its_q_values_for_pictures():
