@@ -116,6 +116,21 @@ def test_an_outside_object_is_adapted_once_and_evaluated():
     assert evaluation.play_games(outside, "random", 4).losses == 0
 
 
+class LowestEmpty(MinimaxOpponent):
+    """A subclass of a built-in player that overrides ``act``: its ``act`` decides everywhere."""
+
+    def act(self, board, mark, rng):
+        return int(np.flatnonzero(np.asarray(board) == 0)[0])
+
+
+def test_a_subclass_overriding_act_is_evaluated_by_its_act():
+    assert isinstance(as_player(LowestEmpty(), T3), ActPlayer)
+    moves = evaluation.policy_moves(LowestEmpty())
+    codes, observations = evaluation.answers.boards(T3)
+    assert np.array_equal(moves[codes], np.argmax(observations == 0, axis=1))
+    assert not evaluation.evaluate(LowestEmpty()).perfect
+
+
 def test_built_in_players_are_evaluated_as_players():
     assert evaluation.evaluate(MinimaxOpponent()).perfect
     searched = evaluation.best_response(AlphaBetaPlayer(depth=None, max_nodes=None),
@@ -162,7 +177,7 @@ def test_an_sb3_model_gives_its_cell_values_as_the_pictures_read_them_before():
     board = np.array([[1, 0, 0, 0, 2, 0, 0, 0, 1]], dtype=np.int8)  # O to move: seen as 1
     observation, mask = game.SWAP[board], (board == 0).astype(np.int8)
     for algo in ("dqn", "ppo"):
-        model = sb3.build_model(algo, sb3.make_vec_env(algo, n_envs=1, seed=0), seed=0)
+        model = sb3.build_model(algo, sb3.make_vec_env(algo, seed=0), seed=0)
         policy = sb3.ModelPolicy(model, algo, canonical=True)
         assert capabilities(policy) == {"batch", "cell values"}
         kind, values = policy.cell_values(observation, mask)

@@ -22,7 +22,7 @@ from gym_tictactoe.envs.env import as_cell
 from gym_tictactoe.game import Rules
 from gym_tictactoe.players import stochastic
 from gym_tictactoe.players.opponents import resolve_opponent
-from gym_tictactoe.players.protocol import AnswersBatch, as_player
+from gym_tictactoe.players.protocol import AnswersBatch, Player, as_player
 
 NOT_A_CELL = -2  # moves table entry for an output naming no cell: no cell on any board
 
@@ -32,9 +32,11 @@ Ask = Callable[[npt.NDArray[np.int64], int], tuple[npt.NDArray[np.int64], Any]]
 
 
 def asked(policy: Any, rules: Rules) -> Any:
-    """``policy`` as evaluation asks it: itself when callable (every player is), else an object
-    with the documented ``act(board, mark, rng)``, adapted once (``players.as_player``)."""
-    if callable(policy) or not callable(getattr(policy, "act", None)):
+    """``policy`` as evaluation asks it: a player, or an object with only the documented
+    ``act(board, mark, rng)``, through the one adapter (``players.as_player``: a subclass's own
+    ``act`` decides here too); any other callable as it is."""
+    if not isinstance(policy, Player) and (
+            callable(policy) or not callable(getattr(policy, "act", None))):
         return policy
     return as_player(resolve_opponent(policy, rules), rules)
 
