@@ -2,7 +2,7 @@
 proof solver checked against the table solver.
 
     python benchmarks/proofs.py [--boards 4x5x4 5x5x4 ...] [--seconds 600] [--out PATH]
-    python benchmarks/proofs.py --agreement [--boards 3x3x3 3x4x3 ...] [--sample N] [--out PATH]
+    python benchmarks/proofs.py --agreement [--boards 3x3x3 4x4x4 ...] [--sample N] [--out PATH]
 
 Proofs: each board is proved in a fresh process (so its peak memory is its own: the
 transposition table and the compiled code), wall and CPU seconds apart (the machine may be
@@ -11,9 +11,11 @@ doubling node budgets on one table: ``Prover.value_within``); a board that runs 
 with its nodes and seconds as ``unknown``. The published values (Uiterwijk, IEEE CoG 2019):
 4x5x4, 4x6x4, 5x5x4 draws; 5x6x4 and 6x6x4 first-player wins; 5x5x5 and 6x6x5 draws.
 
-Agreement: the prover's value of every reachable position of each board (of at most 16 cells)
-against the table solver's; boards with more positions than ``--sample`` get a seeded sample of
-that many. The results are printed; they are written as JSON only to ``--out``.
+Agreement: the prover's value of every reachable position of each board (by default every
+board of at most 16 cells: ``every_board``) against the table solver's, proved in chunks of
+positions on one table per board with a progress line each; with ``--sample N``, boards with
+more positions get a seeded sample of N. The results are printed; they are written as JSON only
+to ``--out``.
 """
 
 from __future__ import annotations
@@ -120,7 +122,8 @@ def agree_on(rules: game.Rules, sample: int | None, seed: int) -> dict[str, Any]
     if not every:
         codes = np.random.default_rng(seed).choice(codes, sample, replace=False)
     prover = Prover(rules, budget=1 << 62, table_bytes=AGREEMENT_TABLE, small=True)
-    wrong, first, checking = 0, [], time.perf_counter()
+    wrong, checking = 0, time.perf_counter()
+    first: list[dict[str, int]] = []  # the first few disagreements
     for at in range(0, len(codes), AGREEMENT_CHUNK):
         chunk = codes[at : at + AGREEMENT_CHUNK]
         for_x = solution.value_of(chunk).astype(np.int8)
