@@ -1,6 +1,6 @@
 """The two-agent AEC environment against PettingZoo's own tic-tac-toe, in one run.
 
-    python benchmarks/pettingzoo_speed.py [--quick]
+    python -m benchmarks pettingzoo_speed [--quick]
 
 Both play the same loop, PettingZoo's tutorial loop: ``for agent in env.agent_iter()``, ``last()``,
 a uniformly random legal move from the observation's action mask (``None`` once terminated),
@@ -17,7 +17,6 @@ contender needs the ``multiagent`` extra.
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import sys
@@ -25,7 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from boards import pick  # a sibling module: benchmarks/ is on sys.path when these run
+from benchmarks.boards import pick
+from benchmarks.commands import argument_parser
 
 Play = Callable[[], int]
 OURS = "gym-tictactoe AEC env()"
@@ -93,11 +93,11 @@ def check_targets(results: dict[str, dict[str, list[float]]], median: Callable) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--quick", action="store_true", help="shorter runs, fewer rounds")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent))  # speed.py, a sibling
-    import speed
+    from benchmarks import speed
 
     speed.REQUIRES.update(REQUIRES)
     rounds, seconds = (3, 0.2) if args.quick else (7, 0.6)
@@ -113,7 +113,3 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     speed.print_targets(checks, notes)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

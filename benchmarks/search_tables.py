@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from commands import recorded
-from speed_table import markdown, ratio
+from benchmarks.commands import recorded
+from benchmarks.speed_table import markdown, ratio
 
 
 def mcts(results: Path) -> str:

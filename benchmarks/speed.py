@@ -1,7 +1,7 @@
 """How fast is gym-tictactoe? Its envs against PettingZoo, OpenSpiel and pgx, in one run.
 
-    python benchmarks/speed.py [--quick] [--json PATH]   # numbers to runs/benchmarks/speed.json
-    python benchmarks/speed.py --json benchmarks/results/speed.json   # the committed figures
+    python -m benchmarks speed [--quick] [--json PATH]   # numbers to runs/benchmarks/speed.json
+    python -m benchmarks speed --json benchmarks/results/speed.json   # the committed figures
 
 Installs nothing: a contender whose package is missing (``pip install -e ".[bench]"``) is skipped
 with a note; with ``--require-peers`` (``make bench``, which installs them) a missing one is an
@@ -40,16 +40,14 @@ import sys
 import time
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-import alphabeta
-import boards as other_boards
-import pettingzoo_speed
-from progress import RUNS, Progress, results_file, writable
+from benchmarks import alphabeta, pettingzoo_speed
+from benchmarks import boards as other_boards
+from benchmarks.commands import argument_parser
+from benchmarks.progress import RUNS, Progress, results_file, writable
 
 Play = Callable[[], int]  # one unit of work, returning what it counted (moves, timesteps)
 # The module each contender needs beyond gym-tictactoe's own dependencies (checked, not installed)
@@ -65,7 +63,7 @@ VERSIONS = ("gymnasium", "numpy", "torch", "stable-baselines3", "sb3-contrib", "
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--quick", action="store_true", help="shorter runs, fewer rounds")
     parser.add_argument("--json", type=results_file, default=RUNS / "speed.json",
                         help="where the numbers go as JSON (default: %(default)s)")
@@ -389,7 +387,3 @@ def main(argv: list[str] | None = None) -> int:
     args.json.write_text(json.dumps(data, indent=2))
     print(f"numbers written to {args.json}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

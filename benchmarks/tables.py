@@ -1,7 +1,7 @@
 """The measured tables of the docs, generated from the committed benchmark results.
 
-    python benchmarks/tables.py            # rewrite every table in docs/figures.md, docs/index.md
-    python benchmarks/tables.py --check    # and README.md; --check: exit 1 naming each that differs
+    python -m benchmarks tables            # rewrite every table in docs/figures.md, docs/index.md
+    python -m benchmarks tables --check    # and README.md; --check: exit 1 naming each that differs
 
 A table sits between ``<!-- table: NAME -->`` and ``<!-- end table -->``; ``TABLES`` maps each
 NAME to the function that writes it from ``benchmarks/results/``. Nothing between the markers is
@@ -19,11 +19,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-import search_tables
-import speed_table
-from commands import recorded
-from speed_table import markdown
+from benchmarks import search_tables, speed_table
+from benchmarks.commands import argument_parser, recorded
+from benchmarks.speed_table import markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -268,7 +266,7 @@ def headline(results: Path) -> str:
          recorded(load(results, "training.json"), load(results, "training_ppo.json"))],
         ["tabular self-play, 3x3, seeds " + _seeds(len(tabular)),
          _spread([row["perfect_at"] for row in tabular], "episodes"),
-         "`python benchmarks/self_play.py`"],
+         "`python -m benchmarks self_play`"],
         ["AlphaZero (raw network), 3x3, seeds " + _seeds(len(zero)),
          _spread([run["perfect_at_games"] for run in zero], "self-play games"),
          recorded(load(results, "alphazero_3x3.json"))],
@@ -319,7 +317,7 @@ def sb3_boards_row(results: Path) -> list[str]:
             f"{budget // 1_000_000}M timesteps",
             "at best " + " / ".join(percent(point["rate"], 1) for point in best.values())
             + " optimal moves" + ("" if perfect else ", not perfect"),
-            "`python benchmarks/sb3_boards.py`"]
+            "`python -m benchmarks sb3_boards`"]
 
 
 def _seeds(count: int) -> str:
@@ -367,7 +365,7 @@ def render(text: str, results: Path) -> tuple[str, list[str]]:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--check", action="store_true",
                         help="change nothing; exit 1 if a table differs from the results")
     parser.add_argument("--docs", type=Path, nargs="+", default=list(PAGES),
@@ -391,14 +389,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.check:
             for name in changed:
                 print(f"tables.py: table {name!r} in {page} differs from {args.results}; "
-                      "run python benchmarks/tables.py", file=sys.stderr)
+                      "run python -m benchmarks tables", file=sys.stderr)
             continue
         if changed:
             page.write_text(new)
         print(f"{page}: {len(changed)} of {len(MARKER.findall(text))} tables rewritten"
               + (f" ({', '.join(changed)})" if changed else ""))
     return 1 if args.check and stale else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

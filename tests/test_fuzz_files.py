@@ -12,7 +12,6 @@ and 10), as have the escapes the fuzz itself found.
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
@@ -31,14 +30,9 @@ HANG_SECONDS = 30
 @pytest.fixture(scope="module")
 def fuzz() -> SimpleNamespace:
     """benchmarks/mutants.py and fuzz_targets.py, imported as the benchmark imports them."""
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import fuzz as benchmark
-        import fuzz_targets
-        import mutants
-    finally:
-        while str(BENCHMARKS) in sys.path:  # fuzz.py adds it too, as every benchmark does
-            sys.path.remove(str(BENCHMARKS))
+    from benchmarks import fuzz as benchmark
+    from benchmarks import fuzz_targets, mutants
+
     return SimpleNamespace(benchmark=benchmark, targets=fuzz_targets, mutants=mutants, made={})
 
 
