@@ -48,7 +48,6 @@ from benchmarks.progress import (
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    from agents.run_arguments import checked
     from gym_tictactoe.cli.arguments import positive_int, seed_arg, simulations_arg
 
     parser = argument_parser(__name__, __doc__)
@@ -68,6 +67,21 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", type=results_file, default=None,
                         help="results JSON (default: runs/benchmarks/alphazero.json, with "
                              "--minutes alphazero_BOARD.json)")
+    _add_long_runs(parser)
+    args = parser.parse_args(argv)
+    if args.learning_rate is not None and not args.resume:
+        parser.error("--learning-rate goes with --resume (a new run takes train.py's default)")
+    if args.seeds is None:
+        args.seeds = [0, 1, 2, 3, 4] if args.minutes is None else [0]
+    if args.out is None:
+        args.out = RUNS / ("alphazero.json" if args.minutes is None
+                           else f"alphazero_{args.board}.json")
+    return args
+
+
+def _add_long_runs(parser: argparse.ArgumentParser) -> None:
+    from agents.run_arguments import checked
+
     long_runs = parser.add_argument_group("long runs (--minutes)")
     long_runs.add_argument("--minutes", type=checked(float, 0), default=None,
                            help="one train.py run per seed of this many minutes of training")
@@ -80,15 +94,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     long_runs.add_argument("--learning-rate", type=checked(float, 0), default=None, metavar="X",
                            help="with --resume and more --minutes: a finished run goes on at "
                                 "this learning rate (train.py --learning-rate)")
-    args = parser.parse_args(argv)
-    if args.learning_rate is not None and not args.resume:
-        parser.error("--learning-rate goes with --resume (a new run takes train.py's default)")
-    if args.seeds is None:
-        args.seeds = [0, 1, 2, 3, 4] if args.minutes is None else [0]
-    if args.out is None:
-        args.out = RUNS / ("alphazero.json" if args.minutes is None
-                           else f"alphazero_{args.board}.json")
-    return args
 
 
 def run_seed(args: argparse.Namespace, seed: int, folder: Path) -> dict[str, Any]:

@@ -58,6 +58,24 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--pool", type=positive_int, default=5, help="snapshots (--self-play)")
     parser.add_argument("--refresh-every", type=positive_int, default=10_000,
                         help="episodes between snapshots (--self-play)")
+    _add_steering(parser)
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a QLearningConfig hyper-parameter, e.g. epsilon_end=0.5")
+    parser.add_argument("--out", type=results_file, default=None,
+                        help="results JSON, rewritten at every checkpoint (default: "
+                             "runs/benchmarks/q_perfect_BOARD_seedSEED.json)")
+    args = parser.parse_args(argv)
+    # Checked now, not at the first checkpoint minutes later.
+    if args.focus_share + args.back_share + args.ahead_share > 1:
+        parser.error("--focus-share + --back-share + --ahead-share must be at most 1 (the rest "
+                     "of the random starts stays uniform)")
+    if args.alpha_end == 0:
+        parser.error("--alpha-end must be above 0 (a learning rate of 0 learns nothing)")
+    return args
+
+
+def _add_steering(parser: argparse.ArgumentParser) -> None:
+    """The flags that steer the random starts and the learning rate (``agents.q_focus``)."""
     parser.add_argument("--focus-share", type=probability, default=0.0,
                         help="share of the random starts on the positions played wrong at the "
                              "last checkpoint (agents.q_starts)")
@@ -72,19 +90,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="anneal the learning-rate floor to this, geometrically")
     parser.add_argument("--alpha-episodes", type=positive_int, default=ALPHA_EPISODES,
                         help="over this many episodes (with --alpha-end)")
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="a QLearningConfig hyper-parameter, e.g. epsilon_end=0.5")
-    parser.add_argument("--out", type=results_file, default=None,
-                        help="results JSON, rewritten at every checkpoint (default: "
-                             "runs/benchmarks/q_perfect_BOARD_seedSEED.json)")
-    args = parser.parse_args(argv)
-    # Checked now, not at the first checkpoint minutes later.
-    if args.focus_share + args.back_share + args.ahead_share > 1:
-        parser.error("--focus-share + --back-share + --ahead-share must be at most 1 (the rest "
-                     "of the random starts stays uniform)")
-    if args.alpha_end == 0:
-        parser.error("--alpha-end must be above 0 (a learning rate of 0 learns nothing)")
-    return args
 
 
 def hyper_parameters(pairs: list[str]) -> dict[str, float]:
