@@ -1,24 +1,15 @@
 """The learning tables of docs/figures.md (tabular Q and SB3 runs, the ablation, self-play),
-from ``benchmarks/results/``, and the helpers every table maker reads results with."""
+from ``benchmarks/results/``."""
 
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 from typing import Any
 
-from benchmarks.speed_table import markdown
+from benchmarks.table_text import load, markdown, percent
 
 ALGO_NAMES = {"dqn": "DQN", "maskable-ppo": "MaskablePPO", "ppo": "PPO", "q": "tabular Q"}
-
-
-def load(results: Path, name: str) -> dict[str, Any]:
-    return json.loads((results / name).read_text())
-
-
-def percent(rate: float, digits: int = 2) -> str:
-    return f"{100 * rate:.{digits}f}%"
 
 
 def q_seeds(results: Path) -> str:

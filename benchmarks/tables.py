@@ -22,8 +22,6 @@ from benchmarks.commands import argument_parser, recorded
 from benchmarks.learning_tables import (
     ablation,
     default_runs,
-    load,
-    percent,
     q_boards,
     q_seeds,
     sb3_boards,
@@ -32,7 +30,7 @@ from benchmarks.learning_tables import (
     sb3_variants,
     self_play,
 )
-from benchmarks.speed_table import markdown
+from benchmarks.table_text import load, markdown, percent, ratio
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -75,7 +73,7 @@ def headline(results: Path) -> str:
         *alphazero_long_rows(results),
         *search_tables.elo_rows(results),
         ["single env, 3x3, against PettingZoo's `tictactoe_v3`",
-         f"{speed_table.ratio(single['gym-tictactoe'] / single['PettingZoo env()'])} the moves "
+         f"{ratio(single['gym-tictactoe'] / single['PettingZoo env()'])} the moves "
          "per second", "`make bench`"]])
 
 
