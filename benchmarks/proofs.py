@@ -1,8 +1,8 @@
 """The published m,n,k results, proved from the empty board by the compiled proof solver, and the
 proof solver checked against the table solver.
 
-    python benchmarks/proofs.py [--boards 4x5x4 5x5x4 ...] [--seconds 600] [--out PATH]
-    python benchmarks/proofs.py --agreement [--boards 3x3x3 4x4x4 ...] [--sample N] [--out PATH]
+    python -m benchmarks proofs [--boards 4x5x4 5x5x4 ...] [--seconds 600] [--out PATH]
+    python -m benchmarks proofs --agreement [--boards 3x3x3 3x4x3 ...] [--sample N] [--out PATH]
 
 Proofs: each board is proved in a fresh process (so its peak memory is its own: the
 transposition table and the compiled code), wall and CPU seconds apart (the machine may be
@@ -31,9 +31,8 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import Progress, duration, line, writable, write_json
-
+from benchmarks.commands import argument_parser, child, command_line
+from benchmarks.progress import Progress, duration, line, writable, write_json
 from gym_tictactoe import game
 
 PUBLISHED = {"4x5x4": 0, "4x6x4": 0, "5x5x4": 0, "5x5x5": 0, "5x6x4": 1, "6x6x4": 1,
@@ -69,10 +68,10 @@ def prove_one(board: str, seconds: float, table_bytes: int) -> dict[str, Any]:
 def prove_all(boards: list[str], seconds: float, table_bytes: int) -> list[dict[str, Any]]:
     progress, rows = Progress(len(boards)), []
     for board in boards:
-        command = [sys.executable, __file__, "--one", board, "--seconds", str(seconds),
-                   "--table-mb", str(table_bytes >> 20)]
+        command, env = child("proofs", "--one", board, "--seconds", str(seconds),
+                             "--table-mb", str(table_bytes >> 20))
         try:
-            done = subprocess.run(command, capture_output=True, text=True,
+            done = subprocess.run(command, capture_output=True, text=True, env=env,
                                   timeout=seconds * 3 + 120)
             row = json.loads(done.stdout.strip().splitlines()[-1])
         except (subprocess.TimeoutExpired, IndexError, json.JSONDecodeError):
@@ -168,7 +167,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--boards", nargs="+", default=None)
     parser.add_argument("--seconds", type=float, default=600.0, help="wall budget per board")
     parser.add_argument("--table-mb", type=int, default=256, help="transposition table size")
@@ -183,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(prove_one(args.one, args.seconds, args.table_mb << 20)))
         return 0
     out = writable(args.out, "proofs.py") if args.out else None
-    command = "python benchmarks/proofs.py " + " ".join(argv or sys.argv[1:])
+    command = command_line(__name__, argv)
     if args.agreement:
         rows = agreement(agreement_boards(parser, args.boards), args.sample)
         print(json.dumps(rows, indent=1))
@@ -199,7 +198,3 @@ def _cores() -> int:
     import os
 
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-
-
-if __name__ == "__main__":
-    sys.exit(main())
