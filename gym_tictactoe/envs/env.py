@@ -181,7 +181,7 @@ class TicTacToeEnv(SharedOptions, gym.Env[npt.NDArray[np.int8], int]):
         self._player = as_player(self._opponent, self.rules)  # wrapped once, asked every move
 
     @property
-    def code(self) -> game.Position | None:
+    def code(self) -> game.Code | None:
         """The position's code; None before the first reset and on boards of over 16 cells."""
         return None if self.position is None else self.position.code
 

@@ -8,10 +8,10 @@ Cells are numbered row by row; on tic-tac-toe (3, 3, 3)::
     ---+---+---
      6 | 7 | 8
 
-A position is a plain ``int``: ``sum(cell[i] * 3**i)`` with 0 = empty, 1 = X, 2 = O. It is
-immutable and hashable. One :class:`Rules` object per board answers every question about it
-(whose turn, who won, which moves are legal, the next position, the board's symmetries), in three
-regimes of one engine:
+A position's code (``Code``) is a plain ``int``: ``sum(cell[i] * 3**i)`` with 0 = empty, 1 = X,
+2 = O; immutable and hashable (a game's mutable state is :mod:`.positions`'). One
+:class:`Rules` object per board answers every question about it (whose turn, who won, which moves
+are legal, the next position, the board's symmetries), in three regimes of one engine:
 
 - boards of at most ``TABLE_CELLS`` cells (3x3 among them) answer from per-code tables built once,
   so a question at step time is one look-up;
@@ -43,9 +43,9 @@ from gym_tictactoe.game.basics import (
     NO_WINNER,
     SOLVED_CELLS,
     TABLE_CELLS,
+    Code,
     Layer,
     O,
-    Position,
     Tables,
     X,
     _chunks,
@@ -123,7 +123,7 @@ class Rules:
 
     # --- one position, any board --------------------------------------------------------------
 
-    def encode(self, board: Any) -> Position:
+    def encode(self, board: Any) -> Code:
         """The code of a board: ``n_cells`` values 0 (empty), 1 (X) or 2 (O), row-major."""
         try:
             cells = np.asarray(board).ravel()
@@ -138,7 +138,7 @@ class Rules:
         raise ValueError(f"a {self.rows}x{self.cols} board is {self.n_cells} cells of 0 (empty), "
                          f"1 (X) or 2 (O); got {board!r}")
 
-    def decode(self, code: Position) -> npt.NDArray[np.int8]:
+    def decode(self, code: Code) -> npt.NDArray[np.int8]:
         """The cells of a position (read-only on tabled boards, where it is a table row)."""
         code = self._check_code(code)
         if self.tabled:
@@ -151,14 +151,14 @@ class Rules:
             digits.append(digit)
         return np.array(digits, dtype=np.int8)
 
-    def legal_moves(self, code: Position) -> list[int]:
+    def legal_moves(self, code: Code) -> list[int]:
         """The empty cells of a position that is still being played, in increasing order."""
         if self.tabled:
             return np.flatnonzero(self.tables.legal_mask[self._check_code(code)]).tolist()
         cells = self.decode(code)
         return [] if self._cells_terminal(cells) else np.flatnonzero(cells == EMPTY).tolist()
 
-    def play(self, code: Position, cell: int) -> Position:
+    def play(self, code: Code, cell: int) -> Code:
         """The position after the side to move puts its mark on ``cell``."""
         mark = self.to_move(code)
         if mark == EMPTY:
@@ -168,28 +168,28 @@ class Rules:
             raise ValueError(f"move {cell!r} is not legal here; legal moves: {legal}")
         return code + mark * self.pow3_int[int(cell)]
 
-    def winner(self, code: Position) -> int:
+    def winner(self, code: Code) -> int:
         """X (1), O (2), 0 when nobody has a line, or BOTH_WIN (3) on impossible boards."""
         if self.tabled:
             return int(self.tables.winner[self._check_code(code)])
         return int(self._cells_winner(self.decode(code)[None])[0])
 
-    def is_terminal(self, code: Position) -> bool:
+    def is_terminal(self, code: Code) -> bool:
         if self.tabled:
             return bool(self.tables.terminal[self._check_code(code)])
         return self._cells_terminal(self.decode(code))
 
-    def to_move(self, code: Position) -> int:
+    def to_move(self, code: Code) -> int:
         """The mark (1 = X, 2 = O) of the side to move; X moves first. 0 on impossible counts."""
         if self.tabled:
             return int(self.tables.to_move[self._check_code(code)])
         return int(_to_move(self.decode(code)[None])[0])
 
-    def transform(self, code: Position, symmetry: int) -> Position:
+    def transform(self, code: Code, symmetry: int) -> Code:
         """The position under one of the board's symmetries (0 is the identity)."""
         return self.encode(self.decode(code)[self.symmetries[symmetry]])
 
-    def canonical(self, code: Position) -> Position:
+    def canonical(self, code: Code) -> Code:
         """The smallest code among the position's symmetric images."""
         if self.tabled:
             return int(self.tables.canonical[self._check_code(code)])
