@@ -20,11 +20,10 @@ import numpy.typing as npt
 
 from gym_tictactoe import game
 from gym_tictactoe.game.batch import Batch, Boards
-from gym_tictactoe.players.protocol import BatchPlayer, Cells, LoopPlayer, checked_moves
+from gym_tictactoe.players.protocol import Cells, checked_moves
 
 Codes = npt.NDArray[np.int64]
-VectorOpponent = BatchPlayer  # the earlier name
-__all__ = ["LoopPlayer", "MaskPlayer", "PolicyPlayer", "RandomCells", "TablePlayer"]
+__all__ = ["MaskPlayer", "PolicyPlayer", "RandomCells", "TablePlayer"]
 
 
 class TablePlayer:
