@@ -47,7 +47,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def sequential(rules: Any, episodes: int) -> float:
     from agents import EXPLORING_STARTS
     from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
-    from gym_tictactoe.env import TicTacToeEnv
+    from gym_tictactoe.envs.env import TicTacToeEnv
 
     board = {"rows": rules.rows, "cols": rules.cols, "win_length": rules.win_length}
     agent = QLearningAgent(seed=0, **board)

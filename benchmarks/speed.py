@@ -101,11 +101,11 @@ def ours_vector(boards: int) -> Play:
     # a board and its relative view have the same legal cells, so one table serves.
     pow3, legal_mask = game.TICTACTOE.pow3, game.TICTACTOE.tables.legal_mask
     agent = TablePlayer(legal_mask, False, "agent", game.TICTACTOE)
-    rng, index = np.random.default_rng(0), np.arange(boards)
+    rng = np.random.default_rng(0)
     state = {"obs": envs.reset(seed=0)[0], "waiting": 0}
 
     def play() -> int:
-        actions = agent.act(state["obs"] @ pow3, index, rng)
+        actions = agent.on_codes(state["obs"] @ pow3, rng)
         obs, _, terminated, _, info = envs.step(actions)
         # Boards that ended last step only reset now (NEXT_STEP): no agent move there.
         moves = boards - state["waiting"] + np.count_nonzero(info["_opponent_action"])

@@ -6,7 +6,6 @@ for the type checker is a cycle of design). The benchmarks are held to the same 
 from __future__ import annotations
 
 import ast
-import importlib
 from functools import cache
 from pathlib import Path
 
@@ -21,7 +20,7 @@ LAYERS = (
     ("gym_tictactoe.envs",),
     ("gym_tictactoe.evaluation",),
     ("gym_tictactoe.cli",),
-    ("gym_tictactoe",),  # the package itself, textbook, __main__ and the old paths' shims
+    ("gym_tictactoe",),  # the package itself, textbook and __main__
     ("agents",),
     ("train",),
     ("benchmarks",),  # may import anything above; nothing imports them but the tests
@@ -34,7 +33,6 @@ ALLOWED_UPWARD = {("gym_tictactoe.cli.models", "agents.models")}
 # `agents.alphazero.run` names `agents.run.Checkpointer` for its types (under TYPE_CHECKING), and
 # `agents.run` calls it: to go, Checkpointer moves below both (agents' run subpackage).
 ALLOWED_CYCLE_EDGES = {("agents.alphazero.run", "agents.run")}
-SHIM_MARK = "kept so that"
 
 
 def _files() -> list[Path]:
@@ -71,16 +69,9 @@ def _imports(module: str, tree: ast.Module) -> set[str]:
 
 
 def _layer(module: str) -> int:
-    if _is_shim(module):
-        return _layer("gym_tictactoe")
     best = max((prefix for layer in LAYERS for prefix in layer
                 if module == prefix or module.startswith(prefix + ".")), key=len)
     return next(i for i, layer in enumerate(LAYERS) if best in layer)
-
-
-def _is_shim(module: str) -> bool:
-    doc = ast.get_docstring(_modules()[module]) or ""
-    return module.count(".") == 1 and module.startswith("gym_tictactoe.") and SHIM_MARK in doc
 
 
 def _graph() -> dict[str, set[str]]:
@@ -127,14 +118,13 @@ def test_no_import_cycles():
 
 
 def test_the_checks_see_the_layout():
-    """The checks above would pass vacuously if they read nothing: they see our packages, the
-    known import of the rules by the solver, and the shims."""
+    """The checks above would pass vacuously if they read nothing: they see our packages and the
+    known import of the rules by the solver."""
     graph = _graph()
     assert "gym_tictactoe.game" in graph["gym_tictactoe.game.solver"]
     assert "benchmarks.timing" in graph["benchmarks.speed"]
     assert _layer("gym_tictactoe.envs.env") > _layer("gym_tictactoe.game.engine")
     assert _layer("benchmarks.speed") > _layer("agents.models") > _layer("gym_tictactoe.cli")
-    assert _is_shim("gym_tictactoe.wrappers") and not _is_shim("gym_tictactoe.checks")
     assert len(graph) > 60
 
 
@@ -150,17 +140,6 @@ def test_every_exception_is_still_needed():
     graph = _graph()
     for module, target in ALLOWED_UPWARD | ALLOWED_CYCLE_EDGES:
         assert target in graph.get(module, set()), f"{module} -> {target}: remove the exception"
-
-
-def test_every_old_path_still_imports_the_moved_module():
-    """The shims at the documented flat paths give the moved module itself (or, for symmetry,
-    its names): ``from gym_tictactoe.wrappers import OneHotObservation`` keeps working."""
-    shims = [module for module in _modules() if _is_shim(module)]
-    assert "gym_tictactoe.pettingzoo" in shims and "gym_tictactoe.env" in shims
-    for shim in shims:
-        old = importlib.import_module(shim)
-        moved = importlib.import_module(next(iter(_imports(shim, _modules()[shim]))))
-        assert old is moved or set(moved.__all__) <= set(dir(old)), shim
 
 
 def test_every_benchmark_and_script_imports() -> None:

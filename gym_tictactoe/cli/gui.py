@@ -75,7 +75,7 @@ class WindowGame:
         self.cell_size = picture.default_cell_size(self.rules.shape)
         self.layout = picture.layout(self.rules.shape, self.cell_size)
         self._next_event = next_event or (lambda _: self.pygame.event.wait())
-        self.code: game.Position = game.EMPTY_BOARD
+        self.code: game.Code = game.EMPTY_BOARD
         self.last: int | None = None
         self.status: list[str] = []  # the paragraphs of text under the board
 
@@ -108,13 +108,13 @@ class WindowGame:
             return self.layout.cell_at(*event.pos)
         return None
 
-    def play_one(self) -> game.Position:
+    def play_one(self) -> game.Code:
         """One game in the window; the final position."""
         self.code, self.last = game.EMPTY_BOARD, None
         names, human = self.match.names, self.match.human
         self.show(f"you are {game.MARK_NAMES[human]}")
 
-        def on_move(code: game.Position, mark: int, cell: int) -> None:
+        def on_move(code: game.Code, mark: int, cell: int) -> None:
             self.code, self.last = code, cell
             waiting = mark == human and not self.rules.is_terminal(code)
             self.show(f"{names[game.X + game.O - human]} is thinking..." if waiting else
