@@ -8,7 +8,8 @@ Writes a new run folder ``<out>/<name>_<N>`` (N = 1, 2, ... as rl_zoo3 numbers r
 an earlier run) holding ``model.npz`` (Q-table) or ``model.zip`` (SB3), ``results.json`` and
 ``learning_curve.png``; the folder appears whole when the run ends, or not at all (AlphaZero's
 holds its ``checkpoint.npz`` from its first checkpoint on: ``--resume`` continues it). Every
-argument is checked before anything is trained or created. The run itself is ``agents.run``.
+argument is checked before anything is trained or created. The run itself is
+``agents.run.training``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import EXPLORING_STARTS, hyperparams
-from agents.run_arguments import (
+from agents.run.arguments import (
     DEVICES,
     add_alphazero_flags,
     add_q_focus_flags,
@@ -32,7 +33,7 @@ from agents.run_arguments import (
     resolve_device,
     resume_from,
 )
-from agents.run_config import (
+from agents.run.config import (
     ALGOS,
     EPISODES,
     MIX_SHARE,
@@ -44,8 +45,8 @@ from agents.run_config import (
     SelfPlay,
     check_out,
 )
-from agents.run_folder import STATE, OutputError, RunFolder, check_stem
-from agents.run_signals import Terminated, sigterm_raises
+from agents.run.folder import STATE, OutputError, RunFolder, check_stem
+from agents.run.signals import Terminated, sigterm_raises
 from gym_tictactoe import game
 from gym_tictactoe.cli.arguments import (
     board_arg,
@@ -307,7 +308,7 @@ def check_q_board(board: game.Rules) -> None:
 def check_q_batch(config: RunConfig) -> None:
     """--n-envs of --algo q: at most the boards that fit the memory budget (ValueError)."""
     if config.algo == "q" and config.n_envs is not None:
-        from agents import q_batched
+        from agents.tabular import batched as q_batched
 
         most = q_batched.max_batch(config.board)
         if config.n_envs > most:
@@ -360,7 +361,7 @@ def stopped(stop: BaseException, folder: RunFolder | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    from agents.run import run, snapshot_pool
+    from agents.run.training import run, snapshot_pool
 
     config = parse_args(argv)
     try:

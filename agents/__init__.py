@@ -1,5 +1,7 @@
-"""Agents: tabular Q-learning (``q_learning``), Stable-Baselines3 (``sb3``), self-play
-(``self_play``), and ``models.load_policy`` for any saved model."""
+"""Agents: tabular Q-learning (``tabular``), Stable-Baselines3 (``sb3``) and AlphaZero
+(``alphazero``), each with its files; ``models.load_policy`` for any saved model, self-play
+pools (``self_play``), and the training run with its command line (``run``: ``train.py``).
+This module holds what every agent's training shares: where its episodes begin."""
 
 # Where every agent's training episodes begin by default: three quarters at a uniformly drawn
 # reachable unfinished position, the agent playing the side to move (exploring starts), a

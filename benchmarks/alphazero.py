@@ -49,7 +49,7 @@ from progress import (
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    from agents.run_arguments import checked
+    from agents.run.arguments import checked
     from gym_tictactoe.cli.arguments import positive_int, seed_arg, simulations_arg
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -200,7 +200,7 @@ def speed_table(args: argparse.Namespace) -> int:
     """``--speed``: every board in this process, then in each count of Ray workers."""
     import platform
 
-    from agents.numerics import cpu_model
+    from agents.run.numerics import cpu_model
 
     load, rows = os.getloadavg(), [speed(board, rounds=args.rounds) for board in args.speed]
     if args.workers:

@@ -4,7 +4,7 @@
     python benchmarks/sb3_boards.py --out benchmarks/results/sb3_boards.json   # committed
 
 Each (algorithm, board) is one ``train.py --algo ALGO --board BOARD --timesteps T --eval-every E``
-run in a new process with the reproducible kernels (``agents.numerics.REPRODUCIBLE``), into a
+run in a new process with the reproducible kernels (``agents.run.numerics.REPRODUCIBLE``), into a
 temporary folder removed afterwards. Its learning curve has, at every checkpoint, the exact
 optimal-move rate over every position and each seat's result against a best response. The JSON
 is rewritten after every run, so a stopped benchmark keeps the runs it finished. Timesteps
@@ -28,7 +28,7 @@ from progress import board as board_name
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from agents.numerics import REPRODUCIBLE  # noqa: E402  (after the path above)
+from agents.run.numerics import REPRODUCIBLE  # noqa: E402  (after the path above)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -1,5 +1,5 @@
 """Steering a tabular Q run at each exact checkpoint: exploring starts aimed at the positions it
-still plays wrong (``agents.q_starts``) and the learning-rate floor annealed.
+still plays wrong (``agents.tabular.starts``) and the learning-rate floor annealed.
 
 One rule for ``train.py --algo q`` (``--focus-share``, ``--back-share``, ``--forget``,
 ``--alpha-end``, ``--alpha-episodes``) and ``benchmarks/q_perfect.py``, which measured it: on
@@ -88,7 +88,7 @@ class Steering:
         """Steer after ``trained`` episodes from ``moves`` (``evaluation.policy_moves(agent)``);
         returns what to add to the learning-curve entry: ``wrong``, the positions played wrong
         (over ``starts.start_codes``, both sides), and ``alpha``, the floor from now on."""
-        from agents import q_starts
+        from agents.tabular import starts as q_starts
 
         focus, found = self.focus, {}
         if focus.aims:

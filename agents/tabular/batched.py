@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents.q_learning import Callback, QLearningAgent, TrainingStats, _progress_bar
-from agents.q_tables import block_offsets
+from agents.tabular.q_learning import Callback, QLearningAgent, TrainingStats, _progress_bar
+from agents.tabular.tables import block_offsets
 from gym_tictactoe.checks import check_int
 
 # Boards per step by default (benchmarks/q_batched.py measures the speed). On 3x3, 64 boards need
@@ -125,8 +125,7 @@ def train_self_play(agent: QLearningAgent, pool: Any, episodes: int, refresh_eve
     ``envs``: the vector env to train on, made by the caller (``make_envs`` with
     ``pool.opponent()``, to aim its starts between checkpoints); then ``batch``,
     ``agent_mark`` and ``env_options`` are its own."""
-    from agents import EXPLORING_STARTS
-    from agents.self_play import next_mark
+    from agents import EXPLORING_STARTS, next_mark
 
     if envs is None:
         options = EXPLORING_STARTS if env_options is None else env_options

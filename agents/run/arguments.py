@@ -5,7 +5,7 @@ other algorithms; each value is checked by ``gym_tictactoe.checks`` (its one wor
 bounds by the settings themselves when ``train.py`` builds them, with the memory they imply
 (``agents.limits``; SB3's --n-envs too: :func:`check_limits`). Tabular Q's steering flags
 (``--focus-share``, ``--back-share``, ``--forget``, ``--alpha-end``, ``--alpha-episodes``:
-``agents.q_focus``) are here too, refused for the other algorithms.
+``agents.tabular.focus``) are here too, refused for the other algorithms.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, check_number
 
 if TYPE_CHECKING:
-    from agents.run_config import RunConfig
+    from agents.run.config import RunConfig
 
 
 def add_alphazero_flags(parser: argparse.ArgumentParser) -> None:
@@ -125,8 +125,8 @@ def resume_from(args: argparse.Namespace) -> None:
     """Fill ``args`` from the run ``args.resume`` continues: a ValueError of one line when it is
     no such run, or a flag given contradicts it (--board, --seed or a setting that differs;
     --out, --name, --start and --start-probability, which it keeps)."""
-    from agents.alphazero.run import flat_settings
     from agents.alphazero.state import STATE_FILE, load_state
+    from agents.run.alphazero import flat_settings
 
     run = args.resume = _run_folder(args.resume, STATE_FILE)
     saved = load_state(run / STATE_FILE)
@@ -164,7 +164,7 @@ def _shown(value: Any) -> str:
 
 def _run_folder(run: Path, state_file: str) -> Path:
     """The run folder ``run`` names (its state file's path names it too), else a ValueError."""
-    from agents.run_folder import LOCK
+    from agents.run.folder import LOCK
     from gym_tictactoe.files import kind
 
     if run.name == state_file and run.is_file():
@@ -205,8 +205,8 @@ def check_limits(config: RunConfig) -> None:
     """AlphaZero's settings (each one's bounds and the memory they imply on the board) and its
     actors on a local Ray, SB3's --n-envs: a ValueError of one line before anything runs."""
     if config.kind == "alphazero":
-        from agents.alphazero.run import settings_of
         from agents.alphazero.workers import check_workers
+        from agents.run.alphazero import settings_of
 
         settings_of(config)
         if config.workers is not None:
@@ -234,15 +234,15 @@ def check_sb3_envs(config: RunConfig) -> None:
                 f"the rollout buffer of {steps} transitions an env")
 
 
-# Tabular Q's steering at each checkpoint (agents.q_focus), refused for the other algorithms.
+# Tabular Q's steering at each checkpoint (agents.tabular.focus), refused for the other algorithms.
 Q_FOCUS_FLAGS = ("--focus-share", "--back-share", "--forget", "--alpha-end", "--alpha-episodes")
 
 
 def add_q_focus_flags(parser: argparse.ArgumentParser) -> None:
     """Starts aimed at the positions still played wrong and the learning-rate floor annealed,
-    in their own group of the help (``agents.q_focus``; off by default)."""
-    from agents.q_focus import ALPHA_EPISODES
-    from agents.q_learning import QLearningConfig
+    in their own group of the help (``agents.tabular.focus``; off by default)."""
+    from agents.tabular.focus import ALPHA_EPISODES
+    from agents.tabular.q_learning import QLearningConfig
     from gym_tictactoe.cli.arguments import positive_int, probability
 
     group = parser.add_argument_group(
@@ -288,9 +288,9 @@ def check_q_focus_flags(parser: argparse.ArgumentParser, args: argparse.Namespac
 
 
 def q_focus_of(args: argparse.Namespace) -> Any:
-    """The ``agents.q_focus.Focus`` the flags describe, defaults filled in (None when it
+    """The ``agents.tabular.focus.Focus`` the flags describe, defaults filled in (None when it
     steers nothing: uniform starts and a fixed learning-rate floor)."""
-    from agents.q_focus import ALPHA_EPISODES, Focus
+    from agents.tabular.focus import ALPHA_EPISODES, Focus
 
     focus = Focus(share=args.focus_share or 0.0, back_share=args.back_share or 0.0,
                   forget=bool(args.forget), alpha_end=args.alpha_end,

@@ -9,9 +9,9 @@ Three algorithms, one table of hyperparameters each (``HYPERPARAMETERS``):
   no mask, so an illegal move loses the game and they learn legality from the reward.
 
 By default the training envs show every algorithm canonical boards with exploring starts
-(``ENV_OPTIONS``). :class:`ModelPolicy` (``agents.sb3_policy``) turns any of them into a Policy
+(``ENV_OPTIONS``). :class:`ModelPolicy` (``agents.sb3.policy``) turns any of them into a Policy
 ``(obs, mask) -> cell`` that always respects the mask, :class:`ExactEvalCallback` runs
-``gym_tictactoe.evaluation.evaluate`` during training; ``agents.sb3_files`` writes and reads
+``gym_tictactoe.evaluation.evaluate`` during training; ``agents.sb3.files`` writes and reads
 the models' zips without pickle.
 """
 
@@ -33,8 +33,9 @@ from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
-from agents import EXPLORING_STARTS, next_mark, sb3_policy
-from agents.sb3_policy import (  # re-exported: agents.sb3 is the module users import
+from agents import EXPLORING_STARTS, next_mark
+from agents.sb3 import policy as sb3_policy
+from agents.sb3.policy import (  # re-exported: agents.sb3 is the module users import
     ALGO_CLASSES,
     ALGOS,
     ModelPolicy,
@@ -43,7 +44,7 @@ from agents.sb3_policy import (  # re-exported: agents.sb3 is the module users i
     observation_space,
     uses_one_hot,
 )
-from agents.sb3_vec import TicTacToeSB3VecEnv
+from agents.sb3.vec_env import TicTacToeSB3VecEnv
 from gym_tictactoe import evaluation, game
 from gym_tictactoe.checks import check_int
 from gym_tictactoe.envs.env import TicTacToeEnv

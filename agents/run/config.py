@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import EXPLORING_STARTS, start_options
-from agents.q_focus import Focus
+from agents.tabular.focus import Focus
 from gym_tictactoe import game
 
 ALGOS = ("q", "maskable-ppo", "ppo", "dqn", "alphazero")
@@ -79,7 +79,7 @@ class RunConfig:
     progress: bool = True
     self_play: SelfPlay | None = field(default=None)
     # Tabular Q only: starts aimed at the positions played wrong and the learning-rate floor
-    # annealed at each checkpoint (``agents.q_focus.Focus``; None: neither).
+    # annealed at each checkpoint (``agents.tabular.focus.Focus``; None: neither).
     q_focus: Focus | None = None
     # AlphaZero only: its settings given (flat AlphaZeroSettings field names: simulations,
     # c_puct, channels...), a training-time budget and checkpoint period in minutes, and the
