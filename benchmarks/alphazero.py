@@ -49,7 +49,7 @@ from progress import (
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    from agents.run.arguments import checked
+    from agents.run.flags import checked
     from gym_tictactoe.cli.arguments import positive_int, seed_arg, simulations_arg
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

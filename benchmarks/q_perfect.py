@@ -42,7 +42,7 @@ from gym_tictactoe.cli.arguments import board_arg, positive_int, probability, se
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    from agents.run.arguments import checked
+    from agents.run.flags import checked
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--board", type=board_arg, default="4x4x3", help="RxCxK, at most 16 cells")

@@ -1,204 +1,191 @@
-"""``train.py``'s AlphaZero flags, in their own group: its settings (``AlphaZeroSettings``), a
-budget and checkpoint period in minutes of training time, and ``--resume RUN``, which fills the
-flags from the run it continues and refuses those that contradict it. Each is refused for the
-other algorithms; each value is checked by ``gym_tictactoe.checks`` (its one wording), the upper
-bounds by the settings themselves when ``train.py`` builds them, with the memory they imply
-(``agents.limits``; SB3's --n-envs too: :func:`check_limits`). Tabular Q's steering flags
-(``--focus-share``, ``--back-share``, ``--forget``, ``--alpha-end``, ``--alpha-episodes``:
-``agents.tabular.focus``) are here too, refused for the other algorithms.
+"""``train.py``'s flags checked together and made into the frozen run configuration
+(:func:`parse_args`): a flag of the other kind of algorithm, of self-play without it, of
+AlphaZero or tabular Q's steering with another algorithm, values that contradict each other, a
+board tabular Q-learning cannot tabulate, or settings that need more memory on the board than
+the limits allow (``agents.limits``; AlphaZero's settings check their own bounds, SB3's --n-envs
+is :func:`check_sb3_envs`) are usage errors of one line before anything is trained or created.
+The flags themselves are ``agents.run.flags``'; ``--resume`` fills them in
+``agents.run.resume``.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import re
-import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from agents import hyperparams
 from agents.limits import MAX_BUFFER_BYTES, MAX_N_ENVS, check_bytes, sb3_transition_bytes
-from gym_tictactoe import game
-from gym_tictactoe.checks import check_int, check_number
-
-if TYPE_CHECKING:
-    from agents.run.config import RunConfig
-
-
-def add_alphazero_flags(parser: argparse.ArgumentParser) -> None:
-    """AlphaZero's settings, budget in minutes, checkpoints in minutes and --resume, in their
-    own group of the help (``agents.alphazero.training.AlphaZeroSettings``)."""
-    group = parser.add_argument_group(
-        "AlphaZero (--algo alphazero only)", "its settings (default: the board's entry in "
-        "agents/hyperparams/alphazero.yml, shown in results.json); refused for the other "
-        "algorithms")
-    for flag, kind, low, text in ALPHAZERO_FLAGS:
-        group.add_argument(flag, type=checked(kind, low), default=None, metavar="N" if kind is
-                           int else "X", help=text)
-    group.add_argument("--target", choices=("completed_q", "visits"), default=None,
-                       help="the policy target: Gumbel MuZero's completed values or "
-                            "AlphaZero's visit counts (default: completed_q)")
-    group.add_argument("--minutes", type=checked(float, 0.0), default=None, help="training "
-                       "time budget in minutes, checkpoints not counted (with --episodes: "
-                       "whichever comes first; alone: no limit on games)")
-    group.add_argument("--eval-minutes", type=checked(float, 0.0), default=None, metavar="M",
-                       help="checkpoint every M minutes of training time (instead of every "
-                            "--eval-every games, unless that is given too)")
-    group.add_argument("--resume", type=Path, default=None, metavar="RUN",
-                       help="continue the run in folder RUN from its checkpoint.npz (see "
-                            "below); its settings apply, --episodes and --minutes are the "
-                            "total budget; a finished run may go on at a new --learning-rate")
-
-
-# flag, type, lowest value (excluded), help; the settings check their upper bounds.
-ALPHAZERO_FLAGS = (
-    ("--simulations", int, 0, "search simulations per self-play move (default: 32)"),
-    ("--c-puct", float, 0.0, "PUCT exploration constant (default: 1.5)"),
-    ("--dirichlet-alpha", float, 0.0, "Dirichlet noise alpha at the root (default: 1.0; "
-     "AlphaZero used about 10 / average legal moves)"),
-    ("--noise-fraction", float, None, "share of the noise in the root's priors, in [0, 1] "
-     "(default: 0.25)"),
-    ("--temperature", float, None, "move temperature of the opening moves, >= 0 (0: the most "
-     "visited move; default: 1.0)"),
-    ("--temperature-moves", int, None, "moves of each game played at --temperature, then the "
-     "most visited (default: 4)"),
-    ("--games-per-round", int, 0, "self-play games per round, searched at once (default: 64; "
-     "their search trees and samples at most 4 GiB on the board)"),
-    ("--steps-per-round", int, 0, "gradient steps after each round (default: 16)"),
-    ("--batch-size", int, 0, "samples per gradient step (default: 128; the network's "
-     "activations at most 4 GiB on the board)"),
-    ("--buffer-size", int, 0, "replay buffer samples (default: 20000; at most 1 GiB of them "
-     "on the board)"),
-    ("--learning-rate", float, 0.0, "AdamW learning rate, in (0, 1] (default: 0.002)"),
-    ("--weight-decay", float, None, "AdamW weight decay, in [0, 1] (default: 0.0001)"),
-    ("--channels", int, 0, "network width (default: 32)"),
-    ("--blocks", int, None, "residual blocks, >= 0 (default: 2)"),
+from agents.run.config import (
+    ALGOS,
+    EPISODES,
+    MIX_SHARE,
+    POOL,
+    REFRESH_EVERY,
+    TIMESTEPS,
+    RunConfig,
+    SelfPlay,
+    check_out,
 )
-ALPHAZERO_FLAGS_NAMES = tuple(flag for flag, *_ in ALPHAZERO_FLAGS)
-ALPHAZERO_ONLY = (*(flag for flag, *_ in ALPHAZERO_FLAGS), "--target", "--minutes",
-                  "--eval-minutes", "--resume")
+from agents.run.flags import (
+    ALPHAZERO_FLAGS_NAMES,
+    ALPHAZERO_ONLY,
+    PROG,
+    Q_FOCUS_FLAGS,
+    build_parser,
+    dest,
+)
+from agents.run.folder import check_stem
+from agents.run.resume import resume_from
+from gym_tictactoe import game
+from gym_tictactoe.checks import check_int
+from gym_tictactoe.players.opponents import parse_opponent
 
 
-def checked(kind: type, low: float | None, high: float | None = None) -> Callable[[str], Any]:
-    """An argparse type: an integer or a number above ``low`` (at least 0 when None) and at
-    most ``high``, checked by ``gym_tictactoe.checks`` (its one wording); without ``high`` its
-    upper bound is the setting's own."""
-    check = check_int if kind is int else check_number
+def check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A flag of the other kind of algorithm, or of self-play without it, is a usage error."""
+    sb3_only = ("--timesteps", "--n-envs", "--canonical")
+    if args.algo == "alphazero" and args.opponent is not None:
+        parser.error("--opponent does not apply to --algo alphazero: it learns from its own "
+                     "self-play games only")
+    if args.algo == "q":  # --n-envs: the batched learner's boards
+        sb3_only = ("--timesteps", "--canonical")
+    for flag in sb3_only if args.algo in ("q", "alphazero") else ("--episodes",):
+        if getattr(args, flag.strip("-").replace("-", "_")) is not None:
+            parser.error(f"{flag} does not apply to --algo {args.algo}: Q-learning and "
+                         "AlphaZero count --episodes (Q-learning sees every symmetry of a "
+                         "position as one entry), the SB3 algorithms --timesteps on --n-envs "
+                         "boards with --canonical")
+    if args.workers is not None and args.algo != "alphazero":
+        parser.error(f"--workers does not apply to --algo {args.algo}: only AlphaZero's "
+                     "self-play runs in Ray actors")
+    if args.ray_address is not None and args.workers is None:
+        parser.error("--ray-address needs --workers, the number of Ray actors to start there")
+    if args.start == "empty" and args.start_probability is not None:
+        parser.error("--start-probability applies to --start random only")
+    flags = ("--pool", "--refresh-every", "--snapshot", "--mix", "--mix-share")
+    given = [flag for flag in flags if getattr(args, flag[2:].replace("-", "_")) is not None]
+    if args.opponent != "self" and given:
+        parser.error(f"{given[0]} applies to self-play only (--opponent self)")
+    if args.mix is None and args.mix_share is not None:
+        parser.error("--mix-share needs --mix, the opponent played in that share")
+    if args.mix_share is not None and not 0 < args.mix_share < 1:
+        parser.error(f"--mix-share must be strictly between 0 and 1; got {args.mix_share}")
 
-    def parse(text: str) -> Any:
+
+def self_play_of(args: argparse.Namespace) -> SelfPlay | None:
+    """The self-play settings, defaults filled in (None without --opponent self)."""
+    if args.opponent != "self":
+        return None
+    refresh = args.refresh_every or REFRESH_EVERY["q" if args.algo == "q" else "sb3"]
+    share = None if args.mix is None else args.mix_share or MIX_SHARE
+    return SelfPlay(args.pool or POOL, refresh, tuple(args.snapshot or ()), args.mix, share)
+
+
+def config_of(args: argparse.Namespace, device: str = "cpu",
+              recorded: dict[str, Any] | None = None) -> RunConfig:
+    """The frozen run configuration the checked flags describe (``device`` resolved,
+    ``recorded``: the hyperparameter file's values as results.json records them)."""
+    settings = alphazero_settings(args)
+    unlimited = args.algo == "alphazero" and args.minutes is not None
+    return RunConfig(
+        algo=args.algo, board=args.board, seed=args.seed, seat=args.seat,
+        opponent=args.opponent,
+        episodes=args.episodes or (None if unlimited else EPISODES), alphazero=settings,
+        minutes=args.minutes, eval_minutes=args.eval_minutes, resume=args.resume,
+        timesteps=args.timesteps or TIMESTEPS, n_envs=args.n_envs, canonical=args.canonical,
+        start=args.start, start_probability=args.start_probability,
+        eval_every=args.eval_every, games=args.games, out=args.out, name=args.name,
+        progress=not args.no_progress, self_play=self_play_of(args), q_focus=q_focus_of(args),
+        workers=args.workers, ray_address=args.ray_address, device=device,
+        hyperparams=recorded)
+
+
+def parse_args(argv: list[str] | None = None, prog: str = PROG) -> RunConfig:
+    """The run configuration, checked: a flag of the other kind of algorithm, a bad opponent
+    spec, a board Q-learning cannot tabulate or an unusable --out or --name is a usage error
+    (exit 2), never a traceback later."""
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    if args.algo is not None:  # --algo q --resume RUN: the flag's own error, not the run's
+        check_alphazero_flags(parser, args)
+    if args.resume is not None:
         try:
-            value = kind(text)
-        except ValueError:
-            value = text  # the checker says what was expected and quotes what was given
-        try:
-            if kind is int:
-                return check(value, "value", 0 if low is None else low + 1, high)
-            return check(value, "value", 0.0 if low is None else low, high,
-                         low_open=low is not None)
+            resume_from(args)
         except ValueError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
+            parser.error(str(error))
+    defaults = {"algo": "q", "board": game.TICTACTOE, "seed": 0, "out": Path("runs")}
+    for name, value in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    opponent = args.opponent  # the file's is a spec checked when read, on any board
+    device, recorded = fill_defaults(parser, args)
+    check_flags(parser, args)
+    check_alphazero_flags(parser, args)
+    check_q_focus_flags(parser, args)
+    config = config_of(args, device, recorded)
+    try:
+        check_limits(config)
+        if config.kind == "q":
+            check_q_board(config.board)
+            check_q_batch(config)
+        mix = config.self_play.mix if config.self_play else None
+        parse_opponent(mix or ("random" if opponent in (None, "self") else opponent),
+                       config.board)
+        check_stem(config.name)
+        check_out(config.out)
+    except ValueError as error:
+        parser.error(str(error))
+    return config
 
-    parse.__name__ = kind.__name__
-    return parse
+
+def fill_defaults(parser: argparse.ArgumentParser, args: argparse.Namespace
+                  ) -> tuple[str, dict[str, Any] | None]:
+    """The flags left out filled from the hyperparameter file (a resumed run keeps its own
+    values); the device resolved, and the file's values as results.json records them."""
+    check_device_flag(parser, args)
+    try:
+        recorded = None if args.resume is not None else hyperparams.fill(args)
+        return resolve_device(args.device), recorded
+    except ValueError as error:
+        parser.error(str(error))
+
+
+def check_q_board(board: game.Rules) -> None:
+    """A ValueError naming the algorithms that do train on ``board`` when tabular Q-learning
+    cannot (a table of every position fits boards of at most ``game.SOLVED_CELLS`` cells)."""
+    if not board.solvable:
+        others = ", ".join(algo for algo in ALGOS if algo != "q")
+        raise ValueError(f"tabular Q-learning (a table of every position) needs a board of at "
+                         f"most {game.SOLVED_CELLS} cells; {board.name} has {board.n_cells}: "
+                         f"train there with --algo {others}")
+
+
+def check_q_batch(config: RunConfig) -> None:
+    """--n-envs of --algo q: at most the boards that fit the memory budget (ValueError)."""
+    if config.algo == "q" and config.n_envs is not None:
+        from agents.tabular import batched as q_batched
+
+        most = q_batched.max_batch(config.board)
+        if config.n_envs > most:
+            raise ValueError(f"--n-envs (boards trained at once) must be at most {most:,} on "
+                             f"{config.board.name} (a 4 GiB memory budget for the boards and "
+                             f"the learner); got {config.n_envs:,}")
 
 
 def check_alphazero_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """AlphaZero's flags with another algorithm are a usage error."""
     if args.algo != "alphazero":
-        given = [flag for flag in ALPHAZERO_ONLY if getattr(args, _dest(flag)) is not None]
+        given = [flag for flag in ALPHAZERO_ONLY if getattr(args, dest(flag)) is not None]
         if given:
             parser.error(f"{given[0]} applies to --algo alphazero only")
 
 
-def _dest(flag: str) -> str:
-    return flag[2:].replace("-", "_")
-
-
 def alphazero_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The AlphaZero settings given, by field name (``RunConfig.alphazero``)."""
-    names = (_dest(flag) for flag in (*ALPHAZERO_FLAGS_NAMES, "--target"))
+    names = (dest(flag) for flag in (*ALPHAZERO_FLAGS_NAMES, "--target"))
     return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
-
-
-def resume_from(args: argparse.Namespace) -> None:
-    """Fill ``args`` from the run ``args.resume`` continues: a ValueError of one line when it is
-    no such run, or a flag given contradicts it (--board, --seed or a setting that differs;
-    --out, --name, --start and --start-probability, which it keeps)."""
-    from agents.alphazero.state import STATE_FILE, load_state
-    from agents.run.alphazero import flat_settings
-
-    run = args.resume = _run_folder(args.resume, STATE_FILE)
-    saved = load_state(run / STATE_FILE)
-    flat, kept = flat_settings(saved.trainer.settings), saved.run
-    args.algo = "alphazero"  # another --algo was refused: AlphaZero's flags are its own
-    fixed = {"--board": saved.trainer.rules, "--seed": kept["seed"],
-             **{flag: flat[_dest(flag)] for flag in (*ALPHAZERO_FLAGS_NAMES, "--target")}}
-    # A finished run may go on at another learning rate (a step of a decay schedule, in a
-    # new run folder); a run cut short continues exactly as it began.
-    finished = (run / "results.json").exists()
-    for flag, value in fixed.items():
-        given = getattr(args, _dest(flag))
-        if given is not None and given != value:
-            if flag == "--learning-rate" and finished:
-                continue
-            later = (" (a new --learning-rate applies when continuing a finished run)"
-                     if flag == "--learning-rate" else "")
-            raise ValueError(f"{flag} {_shown(given)} conflicts with the run in {run}, whose "
-                             f"{flag[2:]} is {_shown(value)}: leave it out (a resumed run "
-                             f"keeps its settings){later}")
-        setattr(args, _dest(flag), value if flag in ("--board", "--seed") else None)
-    for flag in ("--out", "--name", "--start", "--start-probability"):
-        if getattr(args, _dest(flag)) is not None:
-            raise ValueError(f"{flag} does not apply with --resume: the run keeps its own")
-    for name in ("episodes", "minutes", "eval_every", "eval_minutes"):
-        if getattr(args, name) is None:
-            setattr(args, name, kept[name])
-    args.out, args.name = run.resolve().parent, run.resolve().name.rpartition("_")[0]
-    _check_finished(args, run, saved)
-
-
-def _shown(value: Any) -> str:
-    return value.name if isinstance(value, game.Rules) else str(value)
-
-
-def _run_folder(run: Path, state_file: str) -> Path:
-    """The run folder ``run`` names (its state file's path names it too), else a ValueError."""
-    from agents.run.folder import LOCK
-    from gym_tictactoe.files import kind
-
-    if run.name == state_file and run.is_file():
-        run = run.parent
-    try:
-        mode = os.lstat(run / state_file).st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        if (run / LOCK).is_file():  # reserved by a run that was killed before it saved one
-            raise ValueError(f"--resume {run}: no {state_file} there: its run was stopped "
-                             "before its first checkpoint, so nothing can be resumed (the "
-                             "next run of the same name in its folder removes it)") from None
-        raise ValueError(f"--resume {run}: no {state_file} there, so not the run folder of a "
-                         "train.py --algo alphazero run (it saves one at each checkpoint)"
-                         ) from None
-    if not stat.S_ISREG(mode):  # a link too: the checkpoints would be written through it
-        what = "a symbolic link" if stat.S_ISLNK(mode) else kind(mode)
-        raise ValueError(f"--resume {run}: its {state_file} is {what}, not a regular file: "
-                         "train.py saves a regular file there at each checkpoint")
-    if not re.fullmatch(r".+_[0-9]+", run.resolve().name):
-        raise ValueError(f"--resume {run}: a run folder is named NAME_N (N = 1, 2...), as "
-                         "train.py made it")
-    return run
-
-
-def _check_finished(args: argparse.Namespace, run: Path, saved: Any) -> None:
-    """A finished run continues into a new folder, and only with a larger budget."""
-    if not (run / "results.json").exists():
-        return
-    games, seconds = saved.trainer.games, saved.trainer.seconds
-    if (args.episodes is None or games >= args.episodes) and (
-            args.minutes is None or seconds >= 60 * args.minutes):
-        raise ValueError(f"--resume {run}: that run is finished ({games:,} games, "
-                         f"{seconds / 60:.1f} minutes of training): give a larger --episodes "
-                         "or --minutes to continue it (into a new run folder)")
 
 
 def check_limits(config: RunConfig) -> None:
@@ -234,42 +221,10 @@ def check_sb3_envs(config: RunConfig) -> None:
                 f"the rollout buffer of {steps} transitions an env")
 
 
-# Tabular Q's steering at each checkpoint (agents.tabular.focus), refused for the other algorithms.
-Q_FOCUS_FLAGS = ("--focus-share", "--back-share", "--forget", "--alpha-end", "--alpha-episodes")
-
-
-def add_q_focus_flags(parser: argparse.ArgumentParser) -> None:
-    """Starts aimed at the positions still played wrong and the learning-rate floor annealed,
-    in their own group of the help (``agents.tabular.focus``; off by default)."""
-    from agents.tabular.focus import ALPHA_EPISODES
-    from agents.tabular.q_learning import QLearningConfig
-    from gym_tictactoe.cli.arguments import positive_int, probability
-
-    group = parser.add_argument_group(
-        "aimed starts and annealing (--algo q only)", "at each exact checkpoint (every "
-        "--eval-every episodes); off by default except on 4x4x3 and 4x4x4, where "
-        "agents/hyperparams/q.yml holds the settings that reached perfect play")
-    group.add_argument("--focus-share", type=probability, default=None, metavar="P",
-                       help="share of the random starts spread over the positions the "
-                            "checkpoint found played wrong (the rest stays uniform)")
-    group.add_argument("--back-share", type=probability, default=None, metavar="P",
-                       help="share of the random starts on those positions' predecessors "
-                            "(two plies before, the same side to move)")
-    group.add_argument("--forget", action=argparse.BooleanOptionalAction, default=None,
-                       help="zero the visit counts of the positions played wrong, so that "
-                            "they learn at 1/n again (with --focus-share or --back-share)")
-    group.add_argument("--alpha-end", type=checked(float, 0.0, 1.0), default=None,
-                       metavar="X", help="anneal the learning-rate floor geometrically from "
-                       f"{QLearningConfig.alpha} to X, in (0, 1], at each checkpoint (default: "
-                       "fixed)")
-    group.add_argument("--alpha-episodes", type=positive_int, default=None, metavar="N",
-                       help=f"over N episodes, X after them (default: {ALPHA_EPISODES:,})")
-
-
 def check_q_focus_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """The steering flags with another algorithm, shares over 1 or a flag without the one it
     modifies are a usage error."""
-    given = [flag for flag in Q_FOCUS_FLAGS if getattr(args, _dest(flag)) is not None]
+    given = [flag for flag in Q_FOCUS_FLAGS if getattr(args, dest(flag)) is not None]
     if given and args.algo != "q":
         parser.error(f"{given[0]} applies to --algo q only (tabular starts and learning rate)")
     shares = (args.focus_share or 0.0) + (args.back_share or 0.0)
@@ -296,9 +251,6 @@ def q_focus_of(args: argparse.Namespace) -> Any:
                   forget=bool(args.forget), alpha_end=args.alpha_end,
                   alpha_episodes=args.alpha_episodes or ALPHA_EPISODES)
     return focus if focus.aims or focus.alpha_end is not None else None
-
-
-DEVICES = ("cpu", "cuda", "auto")
 
 
 def check_device_flag(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
