@@ -224,7 +224,8 @@ def _plot(config: RunConfig, folder: RunFolder, curve: list[dict[str, Any]],
 
 def _evaluation_threads(algo: str) -> contextlib.AbstractContextManager:
     """One torch thread for an SB3 model's final evaluation, as for its training: torch's
-    default (every core) made it several times slower on 2 busy cores (77 s of a 117 s run)."""
+    default (every core) made it several times slower on 2 busy cores (docs/figures.md, "What
+    the figures depend on")."""
     if algo == "q":
         return contextlib.nullcontext()
     from agents.sb3 import torch_threads

@@ -39,10 +39,10 @@ from agents.tabular.tables import block_offsets
 from gym_tictactoe.checks import check_int
 
 # Boards per step by default (benchmarks/q_batched.py measures the speed). On 3x3, 64 boards need
-# no more episodes than one board at a time (median to perfect play over seeds 0-9: 25.5k, one
-# board 30k) and train 3-4 times faster in wall time; 128 boards need more (29.5k), and batching
-# pays from about 16 boards. On 16 cells a step is mostly random reads in tables of hundreds of
-# MB: bigger batches gain up to 4,096 boards, little beyond (16,384: +1% on 4x4x3, +18% on 4x4x4).
+# no more episodes than one board at a time and train several times faster in wall time; 128
+# boards need more, and batching pays from a few boards on. On 16 cells a step is mostly random
+# reads in tables of hundreds of MB: bigger batches gain up to 4,096 boards, little beyond (the
+# figures: docs/figures.md, "Tabular Q-learning" and "Batched tabular Q-learning").
 SMALL_BATCH, BIG_BATCH = 64, 4096
 
 

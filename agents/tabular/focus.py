@@ -2,12 +2,12 @@
 still plays wrong (``agents.tabular.starts``) and the learning-rate floor annealed.
 
 One rule for ``train.py --algo q`` (``--focus-share``, ``--back-share``, ``--forget``,
-``--alpha-end``, ``--alpha-episodes``) and ``benchmarks/q_perfect.py``, which measured it: on
-4x4x3 the batched learner plays perfectly after 14M episodes (seeds 0-2) with half the random
-starts on the wrong positions, a fifth on their predecessors and the floor annealed from 0.05
-to 0.01 over 40M episodes; with uniform starts and a fixed floor it was at 86% after 2M and
-climbing slowly. :class:`Focus` holds the settings, :class:`Steering` applies them at a
-checkpoint, from the moves table the exact evaluation reads anyway (:func:`evaluate`).
+``--alpha-end``, ``--alpha-episodes``) and ``benchmarks/q_perfect.py``, which measured it (on
+4x4x3 the batched learner plays perfectly with half the random starts on the wrong positions, a
+fifth on their predecessors and the floor annealed from 0.05 to 0.01, where uniform starts and a
+fixed floor climb slowly: docs/figures.md, "Batched tabular Q-learning"). :class:`Focus` holds
+the settings, :class:`Steering` applies them at a checkpoint, from the moves table the exact
+evaluation reads anyway (:func:`evaluate`).
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ cell maps onto the canonical board and, when that board is itself symmetric, ont
 its equivalent cells. On 3x3 the agent then learns 627 positions, not 4,520. Where the values
 live on each board, and what that costs: :mod:`agents.tabular.tables`. ``train`` steps one env,
 board by board; :func:`agents.tabular.batched.train_batched` trains the same agent on a vector
-env of thousands of boards at once (train.py's default): with 4,096 boards about 53, 39 and 27
-times the episodes a second on 3x3, 4x4x3 and 4x4x4 (benchmarks/results/q_batched.json).
+env of thousands of boards at once (train.py's default), many times the episodes a second
+(docs/figures.md, "Batched tabular Q-learning").
 
 Q-learning against a stochastic opponent learns expected values against *that* opponent, not
 minimax values. Against ``TRAINING_OPPONENT``, minimax playing a random move 40% of the time,
