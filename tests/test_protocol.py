@@ -154,7 +154,7 @@ def test_capabilities_are_declared_not_guessed():
 
 
 def test_a_q_agent_gives_its_q_values_for_pictures():
-    from agents.q_learning import QLearningAgent
+    from agents.tabular.q_learning import QLearningAgent
 
     agent = QLearningAgent(seed=0)
     agent.q[:] = np.random.default_rng(0).normal(size=agent.q.shape)
@@ -251,7 +251,7 @@ def test_pyproject_names_the_loader():
 
 
 def test_the_command_line_finds_the_loader_through_the_entry_point(tmp_path):
-    from agents.q_learning import QLearningAgent
+    from agents.tabular.q_learning import QLearningAgent
 
     model = QLearningAgent(seed=0).save(tmp_path / "q.npz")
     code = ("import sys\nfrom gym_tictactoe.cli import models\n"

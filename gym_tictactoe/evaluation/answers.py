@@ -18,8 +18,8 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
-from gym_tictactoe.envs.env import as_cell
 from gym_tictactoe.game import Rules
+from gym_tictactoe.game.positions import as_cell
 from gym_tictactoe.players import stochastic
 from gym_tictactoe.players.opponents import resolve_opponent
 from gym_tictactoe.players.protocol import AnswersBatch, Player, as_player

@@ -19,7 +19,6 @@ from gym_tictactoe.players.protocol import (
     Player,
     Policy,
     as_player,
-    board_cells,
     capabilities,
     checked_moves,
     cost_of,
@@ -30,5 +29,5 @@ from gym_tictactoe.players.protocol import (
 
 __all__ = ["CAPABILITIES", "ActPlayer", "AnswersBatch", "BatchPlayer", "Boards", "Cells",
            "Costly", "GivesCellValues", "GivesProbabilities", "LoopPlayer", "Opponent", "Player",
-           "Policy", "as_player", "board_cells", "capabilities", "checked_moves", "cost_of",
+           "Policy", "as_player", "capabilities", "checked_moves", "cost_of",
            "gives_probabilities", "pick", "reset_opponent"]
