@@ -69,7 +69,7 @@ class BatchPlayer(Protocol):
 
     def reset(self, boards: Boards, rng: np.random.Generator) -> None: ...
 
-    def act(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells: ...
+    def reply(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells: ...
 
 
 # --- optional capabilities ------------------------------------------------------------------
@@ -266,7 +266,7 @@ class LoopPlayer:
         for board in boards.tolist():
             self.players[board].reset(rng)
 
-    def act(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells:
+    def reply(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells:
         cells = batch.cells(boards)
         marks = game.SWAP[self.agents[boards]].tolist()
         moves = [self.players[b].act(c.copy(), m, rng)
