@@ -52,6 +52,6 @@ def model_loader() -> ModelLoader:
             register(entry.load())
     if not _LOADERS:
         raise ValueError(f"no saved-model loader is registered (entry-point group {GROUP}): "
-                         "install gymnasium-tictactoe with its agents package (pip install -e "
-                         ". in a checkout), or import agents.models first")
+                         "install gymnasium-tictactoe, whose agents package registers one (in a "
+                         "checkout, pip install -e . writes the entry point)")
     return _LOADERS[0]
