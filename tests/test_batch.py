@@ -40,7 +40,7 @@ def test_a_table_player_answers_the_batch_as_it_answers_its_codes() -> None:
     player = vectorize_opponent("random", 4, T3)
     assert isinstance(player, TablePlayer)
     boards = np.array([3, 0, 2])
-    through_batch = player.act(batch, boards, np.random.default_rng(7))
+    through_batch = player.reply(batch, boards, np.random.default_rng(7))
     on_codes = player.on_codes(batch.codes[boards], np.random.default_rng(7))
     assert through_batch.tolist() == on_codes.tolist()
     assert all(batch.at(boards, through_batch.astype(np.intp)) == game.EMPTY)
@@ -51,4 +51,4 @@ def test_a_table_player_refuses_a_batch_without_codes() -> None:
     batch = new_batch(game.rules(5, 5, 4), 1, np.full(1, game.X, dtype=np.int8))
     assert batch.codes is None
     with pytest.raises(ValueError, match="the 5x5x4 board has none"):
-        player.act(batch, np.arange(1), np.random.default_rng(0))
+        player.reply(batch, np.arange(1), np.random.default_rng(0))

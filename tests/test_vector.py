@@ -429,7 +429,7 @@ def replies(opponent: Any, codes: np.ndarray, seed: int = 0) -> np.ndarray:
     player.reset(boards, rng)
     batch = new_batch(T3, len(codes), np.full(len(codes), game.X, dtype=np.int8))
     batch.place(boards, T3.cells_of(codes), codes.astype(np.int64))
-    return player.act(batch, boards, rng)
+    return player.reply(batch, boards, rng)
 
 
 def test_minimax_replies_are_solver_best_and_break_ties_at_random():

@@ -207,6 +207,11 @@ class QLearningAgent:
         board that is no position with a move to make (nothing was learned there)."""
         return self._values_of(np.array([self.rules.encode(obs)], dtype=np.int64))[0]
 
+    def cell_values(self, observations: npt.ArrayLike,
+                    masks: npt.ArrayLike) -> tuple[str, npt.NDArray[np.float64]]:
+        """Its Q-values at N observations, for pictures (``players.protocol.GivesCellValues``)."""
+        return "Q-value", np.stack([self.q_values(obs) for obs in np.asarray(observations)])
+
     def _values_of(self, codes: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
         rows, columns, known = self.index.locate(codes)
         values = self.q[rows[:, None], columns]

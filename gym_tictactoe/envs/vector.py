@@ -313,7 +313,7 @@ class TicTacToeVectorEnv(SharedOptions,
         if boards.size == 0:
             return np.zeros(0, dtype=self._cell_dtype)
         positions = self.positions
-        cells = self.opponent.act(positions, boards, self.np_random)
+        cells = self.opponent.reply(positions, boards, self.np_random)
         positions.play(boards, cells)
         return cells
 

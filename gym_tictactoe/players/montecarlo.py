@@ -54,6 +54,12 @@ class MonteCarloOpponent(Player):
             f"after each of its {n} cells)")
         self.playouts = check_int(playouts, "playouts", 1, most, note=where)
 
+    @property
+    def cost(self) -> str:
+        """What one move costs (``protocol.Costly``: too much to ask at every position of a big
+        board)."""
+        return f"{self.playouts} random playouts after each move"
+
     def move(self, position: Position, rng: np.random.Generator) -> int:
         if self.rules.tabled:
             return self.act_code(position.code, position.mark, rng)

@@ -160,13 +160,13 @@ class _Combined:
             player.reset(boards if self.weights is None else boards[self.current[boards] == k],
                          rng)
 
-    def act(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells:
+    def reply(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells:
         which = self.current[boards] if self.per_move is None else self.per_move(boards, rng)
         cells = np.empty(boards.size, dtype=np.int16)
         for k, player in enumerate(self.players):
             mine = which == k
             if mine.any():
-                cells[mine] = player.act(batch, boards[mine], rng)
+                cells[mine] = player.reply(batch, boards[mine], rng)
         return cells
 
 

@@ -7,7 +7,7 @@ batch. A ``PolicyOpponent`` whose policy has ``act_batch`` is asked once per bat
 gets its batch form from its own ``batch`` method (``players.Player``); the combinators
 (epsilon, mixture) and the board-by-board fallback live with the protocol.
 
-A batch player's ``act(batch, boards, rng)`` gets the env's whole batch (``game.batch.Batch``:
+A batch player's ``reply(batch, boards, rng)`` gets the env's whole batch (``game.batch.Batch``:
 codes on tabled boards, cells on others) and the indices of the ``boards`` that need a reply.
 """
 
@@ -44,7 +44,7 @@ class TablePlayer:
     def reset(self, boards: Boards, rng: np.random.Generator) -> None:
         pass  # a table player keeps no state between moves
 
-    def act(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells:
+    def reply(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells:
         if batch.codes is None:
             raise ValueError(f"a table player plays boards with position codes; "
                              f"the {batch.rules.name} board has none")
@@ -81,7 +81,7 @@ class MaskPlayer:
     def reset(self, boards: Boards, rng: np.random.Generator) -> None:
         pass
 
-    def act(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells:
+    def reply(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells:
         codes = None if batch.codes is None else batch.codes[boards]
         marks = game.SWAP[self.agents[boards]]
         mask = self.opponent.candidates(batch.cells(boards), marks, codes)
@@ -101,7 +101,7 @@ class RandomCells:
     def reset(self, boards: Boards, rng: np.random.Generator) -> None:
         pass
 
-    def act(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells:
+    def reply(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells:
         n = batch.n
         cells = (rng.random(boards.size) * n).astype(np.intp)
         pending = np.arange(boards.size)
@@ -128,7 +128,7 @@ class PolicyPlayer:
     def reset(self, boards: Boards, rng: np.random.Generator) -> None:
         pass  # a policy keeps no state between episodes
 
-    def act(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells:
+    def reply(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells:
         cells = batch.cells(boards)
         # The policy's own mark is the agent's opponent's: swap where that is O.
         swap = (self.agents[boards] == game.X)[:, None]
