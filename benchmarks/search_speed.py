@@ -162,7 +162,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
               flush=True)
         print(f"{rules.name}: alphabeta {entry['alphabeta']}", file=sys.stderr, flush=True)
         entry["mcts"] = mcts_speed(rules, boards, args.simulations)
+        entry["mcts_openings"] = mcts_speed(rules, speed_positions(rules, args.positions),
+                                            args.simulations)
         print(f"{rules.name}: mcts {entry['mcts']}", file=sys.stderr, flush=True)
+        print(f"{rules.name}: mcts {entry['mcts_openings']}", file=sys.stderr, flush=True)
     gomoku = ab.positions(15, 15, 5, args.positions * 2)
     results["default_reply_15x15x5"] = {
         "max_nodes": DEFAULT_MAX_NODES, **ab.reply_times(AlphaBetaPlayer(15, 15, 5), gomoku)}

@@ -21,12 +21,13 @@ def brute_threats(rules: game.Rules, board: np.ndarray, mark: int) -> set[int]:
     return found
 
 
-@pytest.mark.parametrize(("rows", "cols", "k"), [(15, 15, 5), (7, 7, 5), (9, 8, 4), (3, 3, 3)])
+@pytest.mark.parametrize(("rows", "cols", "k"), [(15, 15, 5), (7, 7, 5), (9, 8, 4), (8, 8, 4),
+                                             (3, 3, 3)])
 def test_wins_threats_and_blocks_agree_with_the_rules(rows, cols, k):
     wide = pytest.importorskip("gym_tictactoe.game.wide")
     rules, rng = game.rules(rows, cols, k), np.random.default_rng(rows * cols)
-    masks, starts, through = wide.tables(rules)
-    words = masks.shape[1]
+    masks, _, _ = wide.tables(rules)
+    rays, words = wide.rays(rules), masks.shape[1]
     assert words == (rows * cols + 63) // 64
     scratch, checked = np.zeros(words, np.uint64), 0
     for _ in range(6):
@@ -36,7 +37,7 @@ def test_wins_threats_and_blocks_agree_with_the_rules(rows, cols, k):
             board[cell] = mark
             stones = wide.bits_of(np.flatnonzero(board == mark), words)
             won = bool((board[rules.line_array] == mark).all(axis=1).any())
-            assert wide.wins_through(stones, int(cell), masks, starts, through) == won
+            assert wide.wins_at(stones, int(cell), rays) == won
             if won:
                 break
             other = game.SWAP[mark]

@@ -4,8 +4,9 @@ cells, 4 on 15 x 15; bit ``c % 64`` of word ``c // 64`` is cell ``c``, row-major
 
 :func:`tables` builds a board's arrays once from ``Rules.lines``: ``masks`` (lines, words) the
 bit mask of each win line and ``starts``/``through`` the lines through each cell
-(``through[starts[c] : starts[c + 1]]``). The kernels answer what a search asks of a position:
-the win test on the lines through the last move, the immediate threats (empty cells that would
+(``through[starts[c] : starts[c + 1]]``); :func:`rays` the cells along each line direction from
+each cell. The kernels answer what a search asks of a position: the win test on the lines
+through the last move (:func:`wins_at`, on the rays), the immediate threats (empty cells that would
 complete a line of a side) and the forced block (the opponent's one threat, or a lost position
 when it has two). The boards of at most 64 cells have their own one-word kernels
 (:mod:`.bitboard`), which the proof solver uses.
@@ -56,22 +57,30 @@ def put(stones, cell: int) -> None:
     stones[cell >> 6] |= ONE << np.uint64(cell & 63)
 
 
-@njit(cache=True)
-def full_line(stones, mask) -> bool:
-    """Whether ``stones`` cover the line ``mask`` (numba compiles no generator to all())."""
-    covered = True
-    for w in range(mask.size):
-        covered &= stones[w] & mask[w] == mask[w]
-    return covered
+def rays(rules: Rules) -> npt.NDArray[np.int64]:
+    """(cells, 4 directions, 2 ways, win_length - 1): the cells stepping away from each cell
+    along each line direction, ``n_cells`` past the board's edge (:func:`wins_at`'s table)."""
+    return np.ascontiguousarray(rules.rays[..., :rules.win_length - 1], dtype=np.int64)
 
 
 @njit(cache=True)
-def wins_through(stones, cell: int, masks, starts, through) -> bool:
-    """Whether ``stones`` fill a line through ``cell`` (the win test after a move there)."""
-    won = False
-    for j in range(starts[cell], starts[cell + 1]):
-        won |= full_line(stones, masks[through[j]])
-    return won
+def wins_at(stones, cell: int, rays) -> bool:
+    """Whether ``stones`` fill a line through ``cell`` (the win test after a move there): the
+    run of stones through it in some direction, counted both ways, reaches the win length. A
+    run stops at the first cell without a stone, which after a random move is most often the
+    first one looked at."""
+    edge, length = rays.shape[0], rays.shape[3] + 1
+    for direction in range(4):
+        run = 1
+        for way in range(2):
+            for step in range(length - 1):
+                c = rays[cell, direction, way, step]
+                if c == edge or not has(stones, c):
+                    break
+                run += 1
+        if run >= length:
+            return True
+    return False
 
 
 @njit(cache=True)
