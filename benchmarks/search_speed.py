@@ -5,14 +5,19 @@ simulation budget for both, CPU time of this process), the reply time of alphabe
 opened by random plies near the centre).
 
     python benchmarks/search_speed.py [--quick] [--out benchmarks/results/search_speed.json]
+    python benchmarks/search_speed.py --mcts-only --out benchmarks/results/search_speed.json
 
 The old players come from git history (``benchmarks/legacy.py``). Times move with the machine's
-load (the load average is recorded); the speed-ups are ratios measured side by side.
+load (the load average is recorded); the speed-ups are ratios measured side by side. mcts is
+measured on the positions of play and on openings (the searches of the latter mostly use their
+whole budget). ``--mcts-only`` measures mcts alone and replaces only its entries in the file
+given by ``--out``, keeping the rest of that file's run (its own command and load recorded).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -53,6 +58,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--games", type=positive_int, default=20,
                         help="Elo games, half in each seat (default: %(default)s)")
     parser.add_argument("--quick", action="store_true", help="a few positions and games")
+    parser.add_argument("--mcts-only", action="store_true",
+                        help="measure mcts alone; update only its entries in --out")
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
     return parser.parse_args(argv)
 
@@ -148,6 +155,29 @@ def elo(rules: game.Rules, games: int, seed: int = 0) -> dict[str, Any]:
             "interval_95": round(2 * rating.interval)}
 
 
+def mcts_entries(rules: game.Rules, boards: list[np.ndarray], args: argparse.Namespace
+                 ) -> dict[str, Any]:
+    """mcts old against new on the positions of play ``boards`` and on openings."""
+    entry = {"mcts": mcts_speed(rules, boards, args.simulations),
+             "mcts_openings": mcts_speed(rules, speed_positions(rules, args.positions),
+                                         args.simulations)}
+    for name in entry:
+        print(f"{rules.name}: {name} {entry[name]}", file=sys.stderr, flush=True)
+    return entry
+
+
+def measure_mcts(args: argparse.Namespace) -> dict[str, Any]:
+    """The results of ``--out`` with mcts's entries measured again."""
+    results = json.loads(args.out.read_text()) if args.out is not None and args.out.exists() \
+        else {"boards": {}}
+    for rules in args.boards:
+        boards = ab.positions(rules.rows, rules.cols, rules.win_length, args.positions)
+        results["boards"].setdefault(rules.name, {}).update(mcts_entries(rules, boards, args))
+    results["mcts_load_average"] = os.getloadavg()[0]
+    results["mcts_command"] = " ".join(["python", *sys.argv])
+    return results
+
+
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {"load_average": os.getloadavg()[0], "cpus": os.cpu_count(),
                                "boards": {}}
@@ -161,11 +191,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         print(f"{rules.name}: alphabeta {entry['alphabeta_openings']}", file=sys.stderr,
               flush=True)
         print(f"{rules.name}: alphabeta {entry['alphabeta']}", file=sys.stderr, flush=True)
-        entry["mcts"] = mcts_speed(rules, boards, args.simulations)
-        entry["mcts_openings"] = mcts_speed(rules, speed_positions(rules, args.positions),
-                                            args.simulations)
-        print(f"{rules.name}: mcts {entry['mcts']}", file=sys.stderr, flush=True)
-        print(f"{rules.name}: mcts {entry['mcts_openings']}", file=sys.stderr, flush=True)
+        entry.update(mcts_entries(rules, boards, args))
     gomoku = ab.positions(15, 15, 5, args.positions * 2)
     results["default_reply_15x15x5"] = {
         "max_nodes": DEFAULT_MAX_NODES, **ab.reply_times(AlphaBetaPlayer(15, 15, 5), gomoku)}
@@ -179,13 +205,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         writable(args.out, "search_speed.py")
     if args.quick:
         args.positions, args.games, args.nodes = 3, 2, 2000
+    if args.mcts_only:
+        results = measure_mcts(args)
+        for name, entry in results["boards"].items():
+            print(f"{name}: mcts x{entry['mcts']['speedup']} over positions of play, "
+                  f"x{entry['mcts_openings']['speedup']} over openings")
+        if args.out is not None:
+            write_json(args.out, results)
+        return 0
     results = measure(args)
     results["command"] = " ".join(["python", *sys.argv])
     for name, entry in results["boards"].items():
         speed, early = entry["alphabeta"], entry["alphabeta_openings"]
         print(f"{name}: alphabeta x{speed['all']['speedup']} over positions of play, "
               f"x{early['all']['speedup']} over openings (x{early['long']['speedup']} where the "
-              f"search used half its budget or more); mcts x{entry['mcts']['speedup']}")
+              f"search used half its budget or more); mcts x{entry['mcts']['speedup']}, "
+              f"x{entry['mcts_openings']['speedup']} over openings")
     reply, rating = results["default_reply_15x15x5"], results["elo"]
     print(f"15x15x5 default reply ({reply['max_nodes']} nodes): median {reply['median_ms']:.1f}"
           f" ms, CPU median {reply['cpu_median_ms']:.1f} ms")

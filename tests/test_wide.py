@@ -51,3 +51,19 @@ def test_wins_threats_and_blocks_agree_with_the_rules(rows, cols, k):
                              else expected.pop())
             checked += 1
     assert checked > 20
+
+
+@pytest.mark.parametrize(("rows", "cols", "k"), [(15, 15, 5), (6, 6, 4), (3, 3, 3), (2, 3, 1)])
+def test_wins_on_boards_is_rules_wins_at(rows, cols, k):
+    """The batched compiled win test (AlphaZero's search asks it) answers as ``Rules.wins_at``
+    on boards with their -1 pad column, random stones and the last move's cell and mark."""
+    wide = pytest.importorskip("gym_tictactoe.game.wide")
+    rules, rng = game.rules(rows, cols, k), np.random.default_rng(rows + cols + k)
+    boards = np.full((400, rules.n_cells + 1), -1, np.int8)
+    boards[:, :-1] = rng.choice(3, (400, rules.n_cells), p=[0.3, 0.35, 0.35])
+    cells = rng.integers(0, rules.n_cells, 400)
+    marks = rng.integers(1, 3, 400).astype(np.int8)
+    boards[np.arange(400), cells] = marks
+    expected = rules.wins_at(boards, cells, marks)
+    assert 0 < expected.sum() < 400 or k == 1
+    assert (wide.wins_on_boards(boards, cells, marks, wide.rays(rules)) == expected).all()

@@ -123,3 +123,20 @@ def forced_block(me, opp, masks, scratch) -> int:
         if scratch[w] != ZERO:
             return w * 64 + lowest_cell(scratch[w])
     return -1
+
+
+@njit(cache=True)
+def wins_on_boards(boards, cells, marks, rays):
+    """Whether ``marks[i]`` has a line through ``cells[i]`` on each of ``boards`` (rows of
+    absolute cells, 0 empty, 1 X, 2 O; columns past the board's cells are ignored): each
+    board's stones of that mark made a bitboard, then :func:`wins_at`."""
+    n_cells = rays.shape[0]
+    stones = np.zeros((n_cells + 63) // 64, np.uint64)
+    won = np.zeros(boards.shape[0], np.bool_)
+    for i in range(boards.shape[0]):
+        stones[:] = ZERO
+        for c in range(n_cells):
+            if boards[i, c] == marks[i]:
+                put(stones, c)
+        won[i] = wins_at(stones, cells[i], rays)
+    return won
