@@ -38,6 +38,8 @@ def test_wins_threats_and_blocks_agree_with_the_rules(rows, cols, k):
             stones = wide.bits_of(np.flatnonzero(board == mark), words)
             won = bool((board[rules.line_array] == mark).all(axis=1).any())
             assert wide.wins_at(stones, int(cell), rays) == won
+            if words == 1:
+                assert wide.wins_word(stones[0], wide.word_shifts(rules)) == won
             if won:
                 break
             other = game.SWAP[mark]

@@ -34,6 +34,7 @@ batched over many trees; this one is UCT with rollouts only.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
@@ -59,8 +60,13 @@ MAX_EXPLORATION = 1000.0
 FULL_WIDTH_CELLS = 64  # as the alpha-beta player: up to 8 x 8 every empty cell is a candidate
 CHUNK = 10_000  # simulations per compiled call: Ctrl-C and growing the arrays happen between
 FIRST_NODES = 1 << 12  # a tree's first arrays; they double when a search needs more
+# A thread keeps its last tree's arrays for its next search of the board when they hold at most
+# this many moves (about 12 MB): new arrays would cost a page fault every few simulations.
+KEPT_EDGES = 1 << 18
+_kept = threading.local()
 
 
+@cache  # importlib's look-up costs more than a small search's arrays
 def compiled() -> ModuleType:
     """The compiled tree module, imported (and numba with it) on first use."""
     return import_compiled("gym_tictactoe.players.mcts_tree")
@@ -82,45 +88,66 @@ def board_tables(rules: game.Rules, radius: int) -> tuple:
     wide = import_compiled("gym_tictactoe.game.wide")
     masks, starts, through = wide.tables(rules)
     words, rows, cols = masks.shape[1], rules.rows, rules.cols
-    near = np.zeros((rules.n_cells, words), np.uint64)
-    for cell in range(rules.n_cells):
-        r, c = divmod(cell, cols)
-        near[cell] = wide.bits_of([i * cols + j
-                                   for i in range(max(0, r - radius), min(rows, r + radius + 1))
-                                   for j in range(max(0, c - radius), min(cols, c + radius + 1))],
-                                  words)
     centre = [r * cols + c for r in {(rows - 1) // 2, rows // 2}
               for c in {(cols - 1) // 2, cols // 2}]
-    return (masks, starts, through, near, wide.bits_of(range(rules.n_cells), words),
-            wide.bits_of(centre, words), wide.rays(rules))
+    return (masks, starts, through, _around(rules, radius, True, wide),
+            wide.bits_of(range(rules.n_cells), words), wide.bits_of(centre, words),
+            wide.rays(rules),
+            wide.word_shifts(rules) if words == 1 else np.zeros((3, 4), np.uint64),
+            _around(rules, 1, False, wide))
+
+
+def _around(rules: game.Rules, radius: int, itself: bool, wide: ModuleType
+            ) -> npt.NDArray[np.uint64]:
+    """(cells, words): each cell's bitboard of the cells within ``radius`` king moves of it,
+    the cell ``itself`` or not."""
+    rows, cols = rules.rows, rules.cols
+    out = np.zeros((rules.n_cells, (rules.n_cells + 63) // 64), np.uint64)
+    for cell in range(rules.n_cells):
+        r, c = divmod(cell, cols)
+        out[cell] = wide.bits_of([i * cols + j
+                                  for i in range(max(0, r - radius), min(rows, r + radius + 1))
+                                  for j in range(max(0, c - radius), min(cols, c + radius + 1))
+                                  if itself or i * cols + j != cell], out.shape[1])
+    return out
 
 
 class Tree:
     """One search from one position (absolute ``cells``, ``mark`` to move, unfinished), its
-    random stream seeded from ``rng``. :meth:`search` runs it; :meth:`root_moves` reads the
-    root. ``simulations``: the expected budget, which sizes the first arrays."""
+    random stream seeded from ``rng`` (a generator, or a seed sequence of its own).
+    :meth:`search` runs it; :meth:`root_moves` reads the root. ``simulations``: the expected
+    budget, which sizes the first arrays. ``arrays``: a finished tree's :attr:`arrays` to
+    reuse (the search writes every entry before reading it: no zeroing, no fresh pages)."""
 
     def __init__(self, rules: game.Rules, cells: npt.NDArray[np.int8], mark: int,
-                 rng: np.random.Generator, exploration: float = DEFAULT_EXPLORATION,
+                 rng: np.random.Generator | np.random.SeedSequence,
+                 exploration: float = DEFAULT_EXPLORATION,
                  solve: bool = True, radius: int = 1,
-                 simulations: int = DEFAULT_SIMULATIONS) -> None:
+                 simulations: int = DEFAULT_SIMULATIONS, arrays: tuple | None = None) -> None:
         self.core, self.board = compiled(), board_tables(rules, radius)
         self.exploration, self.n_cells = float(exploration), rules.n_cells
         words = self.board[0].shape[1]
         # Room for ``simulations`` (one node each), up to a first size that doubles on demand.
         room = min(simulations + 1, FIRST_NODES)
-        self.states = np.zeros((room, 5, words), np.uint64)
-        self.states[0, 0] = _words(cells == mark, words)
-        self.states[0, 1] = _words((cells != mark) & (cells != game.EMPTY), words)
+        self.cells, self.mark = np.asarray(cells, np.int8), int(mark)
         self.counters = np.array([0, 0, 0, solve, self.n_cells > FULL_WIDTH_CELLS,
                                   self.n_cells + 1], np.int64)
-        self.seed = np.array([rng.integers(0, 2**64, dtype=np.uint64)], np.uint64)
-        self.nodes = np.zeros((room, self.core.NODE_INTS), np.int64)
-        self.edges = np.zeros((min(room * self.n_cells, 8 * room) + self.n_cells, 3), np.int64)
-        self.stats = np.zeros((len(self.edges), 3))
-        self.scratch = (np.zeros((2, self.n_cells + 2), np.int64),
-                        np.zeros(self.n_cells, np.int64), np.zeros(self.n_cells, np.int64),
-                        np.zeros((3, words), np.uint64))
+        self.seed = np.array([rng.integers(0, 2**64, dtype=np.uint64)], np.uint64) \
+            if isinstance(rng, np.random.Generator) else rng.generate_state(1, np.uint64)
+        if arrays is None:
+            edges = min(room * self.n_cells, 8 * room) + self.n_cells
+            arrays = (np.zeros((room, 5, words), np.uint64),
+                      np.zeros((room, self.core.NODE_INTS), np.int64),
+                      np.zeros((edges, 3), np.int64), np.zeros((3, edges)),
+                      (np.zeros((2, self.n_cells + 2), np.int64),
+                       np.zeros(self.n_cells, np.int64), np.zeros(self.n_cells, np.int64),
+                       np.zeros((3, words), np.uint64)))
+        self.states, self.nodes, self.edges, self.stats, self.scratch = arrays
+
+    @property
+    def arrays(self) -> tuple:
+        """The tree's arrays, for another search of the same board to reuse."""
+        return self.states, self.nodes, self.edges, self.stats, self.scratch
 
     @property
     def simulations(self) -> int:
@@ -140,7 +167,7 @@ class Tree:
             tree = (self.states, self.nodes, self.edges, self.stats, self.counters, self.seed)
             budget = min(max_simulations, self.simulations + CHUNK)
             status, move = self._call(core.search, budget, max_simulations, self.exploration,
-                                      tree, self.board, self.scratch)
+                                      tree, self.board, self.scratch, self.cells, self.mark)
             if status == core.DONE:
                 return MCTSResult(int(move), self.simulations, self.proven)
             if status == core.ROOM:
@@ -158,7 +185,7 @@ class Tree:
         if self.counters[self.core.NODES] >= len(self.states):
             self.states, self.nodes = _doubled(self.states), _doubled(self.nodes)
         if self.counters[self.core.EDGES] + self.n_cells > len(self.edges):
-            self.edges, self.stats = _doubled(self.edges), _doubled(self.stats)
+            self.edges, self.stats = _doubled(self.edges), _doubled(self.stats.T).T.copy()
 
     @staticmethod
     def _call(function, *args):  # type: ignore[no-untyped-def]
@@ -169,13 +196,6 @@ class Tree:
                 raise CoreUnavailable(f"the compiled search core failed to compile: "
                                       f"{str(error).splitlines()[0]}") from None
             raise
-
-
-def _words(where: npt.NDArray[np.bool_], words: int) -> npt.NDArray[np.uint64]:
-    """The bitboard of the cells where ``where`` holds."""
-    padded = np.zeros(words * 64, bool)
-    padded[:where.size] = where
-    return np.packbits(padded, bitorder="little").view("<u8").astype(np.uint64)
 
 
 def _doubled(array: npt.NDArray) -> npt.NDArray:
@@ -232,13 +252,17 @@ class MCTSPlayer(Player):
     def search(self, cells: npt.NDArray[np.int8], mark: int,
                rng: np.random.Generator) -> MCTSResult:
         """Search the unfinished position ``cells`` (absolute), ``mark`` to move, with ``rng``,
-        or with a generator of the seed and the position when the player has a seed."""
+        or with a seed of the player's seed and the position when the player has one."""
+        source: np.random.Generator | np.random.SeedSequence = rng
         if self.seed is not None:
-            rng = np.random.default_rng([self.seed, _bits(cells == mark),
-                                         _bits((cells != mark) & (cells != game.EMPTY))])
-        tree = Tree(self.rules, cells, mark, rng, self.exploration, self.solve, self.radius,
-                    self.max_simulations)
+            source = np.random.SeedSequence([self.seed, _bits(cells == mark),
+                                             _bits((cells != mark) & (cells != game.EMPTY))])
+        kept = _kept.__dict__.setdefault("arrays", {})  # per thread: no lock, nothing shared
+        tree = Tree(self.rules, cells, mark, source, self.exploration, self.solve, self.radius,
+                    self.max_simulations, kept.pop((self.rules, self.radius), None))
         self.last = tree.search(self.max_simulations)
+        if len(tree.edges) <= KEPT_EDGES:
+            kept[self.rules, self.radius] = tree.arrays
         return self.last
 
     def __repr__(self) -> str:

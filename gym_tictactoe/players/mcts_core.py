@@ -10,9 +10,13 @@ at most 64 cells; elsewhere those within ``radius`` king moves of a stone, as th
 player does). A move only changes the lines through its cell, so a child's winning cells are
 its parent's updated on those lines alone.
 
-``board`` is the tuple ``(masks, starts, through, near, full, centre, rays)``: the line masks
-and the lines through each cell (``wide.tables``), each cell's neighbourhood, the board's cells
-and its centre cells (each a bitboard), and the win test's ``wide.rays``. Random numbers come
+``board`` is the tuple ``(masks, starts, through, near, full, centre, rays, shifts,
+neighbours)``: the line masks and the lines through each cell (``wide.tables``), each cell's
+neighbourhood (``radius``), the board's cells and its centre cells (each a bitboard), the win
+tests' ``wide.rays`` and ``wide.word_shifts`` (boards of one word; zeros elsewhere), and each
+cell's adjacent cells (a bitboard). The small kernels
+called on every move are inlined (``inline="always"``): a call between compiled functions
+costs about as much as the work of one. Random numbers come
 from splitmix64 (Steele et al. 2014) on one uint64 of state, seeded from the player's NumPy
 generator: the search owns its stream.
 """
@@ -21,9 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from gym_tictactoe.game.bitboard import lowest_cell, popcount
-from gym_tictactoe.game.wide import put, threats, wins_at
+from gym_tictactoe.game.wide import put, threats, wins_at, wins_word
 
 MINE, THEIRS, MY_WINS, THEIR_WINS, NEAR = range(5)
 ONE = np.uint64(1)
@@ -34,7 +39,7 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 _UNIT = 1.0 / 9007199254740992.0  # 2**-53
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def next_u64(rng) -> np.uint64:
     """The next 64 random bits of the stream whose state is ``rng[0]`` (splitmix64)."""
     rng[0] += _GOLDEN
@@ -44,26 +49,26 @@ def next_u64(rng) -> np.uint64:
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def below(rng, n: int) -> int:
     """A uniform integer in [0, n) (n >= 1), from 53 random bits."""
     return int(float(next_u64(rng) >> np.uint64(11)) * _UNIT * n)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def cells_of(mask, out) -> int:
     """Write the cells of the bitboard ``mask`` into ``out``, increasing; return how many."""
     n = 0
     for w in range(mask.size):
         rest = mask[w]
         while rest != ZERO:
-            out[n] = w * 64 + lowest_cell(rest)
+            out[n] = w * 64 + trailing_zeros(rest)  # one instruction: a hot loop of expand
             rest &= rest - ONE
             n += 1
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def count(mask) -> int:
     n = 0
     for w in range(mask.size):
@@ -85,7 +90,7 @@ def root(state, narrow: bool, board) -> None:
             state[NEAR] |= near[cells[i]]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def child(src, cell: int, dst, narrow: bool, board) -> None:
     """Write into ``dst`` the state after the side to move at ``src`` plays ``cell`` (empty, and
     not a winning cell): the sides swap, and the mover's new winning cells are found on the
@@ -104,7 +109,7 @@ def child(src, cell: int, dst, narrow: bool, board) -> None:
             put(dst[THEIR_WINS], missing)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def one_missing(line, own, other) -> int:
     """The one empty cell of ``line`` that ``own`` lacks, when ``other`` has no stone on it;
     else -1."""
@@ -120,7 +125,7 @@ def one_missing(line, own, other) -> int:
     return missing
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def candidates(state, narrow: bool, board, scratch, out) -> int:
     """Write the moves searched at ``state`` into ``out``, increasing; return how many: the one
     block when the other side has a winning cell, else every empty cell (on boards of more than
@@ -138,11 +143,12 @@ def candidates(state, narrow: bool, board, scratch, out) -> int:
     return cells_of(scratch, out)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def playout(state, board, rng, scratch, free) -> int:
     """The result of one uniformly random game from ``state`` for its side to move: 1 win, -1
     loss, 0 draw. ``scratch`` (3, words) and ``free`` (cells) are room to work in."""
-    full, rays = board[4], board[6]
+    full, rays, shifts, one_word = board[4], board[6], board[7], board[4].size == 1
+    near, lonely_wins = board[8], rays[rays.shape[0] - 1, 0] == 1  # k = 1: any stone wins
     mover, other, empty = scratch[0], scratch[1], scratch[2]
     for w in range(full.size):
         mover[w], other[w] = state[MINE, w], state[THEIRS, w]
@@ -154,8 +160,25 @@ def playout(state, board, rng, scratch, free) -> int:
         n -= 1
         cell = free[pick]
         free[pick] = free[n]  # the cell drawn leaves the pool
-        put(mover, cell)
-        if wins_at(mover, cell, rays):
-            return sign
+        if one_word:
+            put(mover, cell)
+            if wins_word(mover[0], shifts):
+                return sign
+        else:
+            # A move with no stone of its side next to it completes no line (k > 1): the
+            # walk along its lines is skipped for most moves of a sparse big board.
+            alone = not lonely_wins and not touches(mover, near[cell])
+            put(mover, cell)
+            if not alone and wins_at(mover, cell, rays):
+                return sign
         mover, other, sign = other, mover, -sign
     return 0
+
+
+@njit(cache=True, inline="always")
+def touches(stones, mask) -> bool:
+    """Whether ``stones`` and ``mask`` share a cell (numba compiles no generator to any())."""
+    for w in range(mask.size):  # noqa: SIM110
+        if stones[w] & mask[w] != ZERO:
+            return True
+    return False

@@ -7,8 +7,8 @@ solver's scale, or ``UNPROVEN``), ``N`` (visits), ``FIRST`` (its first edge, -1 
 ``LIVE`` (moves not proven lost), ``COUNT`` (every move), ``TRIED`` and ``DRAWS`` (moves proven
 drawn); per edge (a node's moves are the edges ``FIRST .. FIRST + COUNT``, the live ones first,
 then those proven lost, the latest first) ``MOVE``, ``CHILD`` (-1: not created) and ``VISITS``,
-and ``stats``: ``TOTAL``, the sum of the results for the node's side to move, its ``MEAN`` and
-``BONUS``, 1 / sqrt(visits), kept so that selection reads them instead of dividing.
+and the rows of ``stats`` (3, edges): ``TOTAL``, the sum of the results for the node's side to
+move, its ``MEAN`` and ``BONUS``, 1 / sqrt(visits), kept so that selection reads two rows.
 ``counters``: nodes and edges used, simulations run, and the settings ``SOLVE``, ``NARROW``,
 ``WIN`` (cells + 1).
 ``scratch``: the path (nodes, edges), a cell list, the playout's cells and three bitboards.
@@ -21,11 +21,13 @@ import math
 import numpy as np
 from numba import njit
 
+from gym_tictactoe.game.wide import put
 from gym_tictactoe.players.mcts_core import (
     MINE,
     MY_WINS,
     THEIR_WINS,
     THEIRS,
+    ZERO,
     below,
     candidates,
     cells_of,
@@ -44,7 +46,7 @@ UNPROVEN = 1 << 40  # beyond any proven result (at most cells + 1 in size)
 DONE, ROOM, PAUSED = 0, 1, 2  # what a call stopped for: see search()
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def classify(state, board, win: int) -> int:
     """A new node's proven result: a win at once, a full board, or two cells to block (one of
     them will be lost); else UNPROVEN."""
@@ -60,9 +62,14 @@ def classify(state, board, win: int) -> int:
 
 
 @njit(cache=True)
-def start(tree, board, scratch) -> None:
-    """Make node 0 the root, from the stones in ``states[0]``; expand it unless proven."""
+def start(tree, board, scratch, cells, mark: int) -> None:
+    """Make node 0 the root: the absolute ``cells`` (0 empty, 1 X, 2 O), ``mark`` to move.
+    Expand it unless proven."""
     states, nodes, counters = tree[0], tree[1], tree[4]
+    states[0] = ZERO
+    for c in range(cells.size):
+        if cells[c] != 0:
+            put(states[0, MINE if cells[c] == mark else THEIRS], c)
     root(states[0], counters[NARROW] != 0, board)
     nodes[0] = 0
     nodes[0, FIRST] = -1
@@ -72,43 +79,47 @@ def start(tree, board, scratch) -> None:
         expand(tree, 0, board, scratch)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def expand(tree, node: int, board, scratch) -> None:
-    """Give ``node`` its moves, in a random order: untried moves are tried in that order and
-    ties are broken by it."""
-    states, nodes, edges, stats, counters, rng = tree
+    """Give ``node`` its moves. The root's are shuffled, so that its final choice breaks ties
+    at random; elsewhere :func:`select` draws each untried move when it tries one."""
+    states, nodes, edges, _, counters, rng = tree
     moves = scratch[1]
     n = candidates(states[node], counters[NARROW] != 0, board, scratch[3][0], moves)
-    for i in range(n - 1, 0, -1):  # Fisher-Yates
+    for i in range(n - 1 if node == 0 else 0, 0, -1):  # Fisher-Yates
         j = below(rng, i + 1)
         moves[i], moves[j] = moves[j], moves[i]
     first = counters[EDGES]
     counters[EDGES] += n
-    for i in range(n):
-        edges[first + i, MOVE], edges[first + i, CHILD], edges[first + i, VISITS] = moves[i], -1, 0
-        stats[first + i] = 0.0
+    for i in range(n):  # the rest of an edge is written when it is first tried
+        edges[first + i, MOVE] = moves[i]
     nodes[node, FIRST], nodes[node, LIVE], nodes[node, COUNT] = first, n, n
     nodes[node, TRIED], nodes[node, DRAWS] = 0, 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def select(tree, node: int, exploration: float) -> int:
-    """The edge to follow: untried moves first, then the highest ``mean + c * sqrt(ln N / n)``
-    (the first of equals)."""
-    nodes, stats = tree[1], tree[3]
-    first, live = nodes[node, FIRST], nodes[node, LIVE]
-    if nodes[node, TRIED] < live:
+    """The edge to follow: an untried move drawn at random (it joins the tried ones, in the
+    order tried), then the highest ``mean + c * sqrt(ln N / n)`` (the first of equals)."""
+    nodes, edges, stats, rng = tree[1], tree[2], tree[3], tree[5]
+    first, live, tried = nodes[node, FIRST], nodes[node, LIVE], nodes[node, TRIED]
+    if tried < live:  # a Fisher-Yates step: untried edges have only their move set
+        e, pick = first + tried, first + tried + below(rng, live - tried)
+        edges[e, MOVE], edges[pick, MOVE] = edges[pick, MOVE], edges[e, MOVE]
+        edges[e, CHILD], edges[e, VISITS] = -1, 0
+        stats[TOTAL, e] = stats[MEAN, e] = stats[BONUS, e] = 0.0
         nodes[node, TRIED] += 1
-        return first + nodes[node, TRIED] - 1
+        return e
     scale, best, choice = exploration * math.sqrt(math.log(nodes[node, N])), -np.inf, first
+    means, bonus = stats[MEAN], stats[BONUS]
     for e in range(first, first + live):
-        value = stats[e, MEAN] + scale * stats[e, BONUS]
+        value = means[e] + scale * bonus[e]
         if value > best:
             best, choice = value, e
     return choice
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def descend(tree, board, scratch, exploration: float) -> tuple[int, int]:
     """Follow the selection rule from the root to a leaf: a node visited for the first time
     (created here) or a proven one. The path's (node, edge) pairs go to ``scratch[0]``; returns
@@ -134,7 +145,7 @@ def descend(tree, board, scratch, exploration: float) -> tuple[int, int]:
     return node, depth
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def backup(tree, leaf: int, depth: int, value: float, path) -> None:
     """Add the leaf's result, ``value`` for its side to move (its proven result's sign where it
     has one), to every edge of the path, each from its own side; a result proven at the leaf's
@@ -151,9 +162,9 @@ def backup(tree, leaf: int, depth: int, value: float, path) -> None:
         node, e = path[0, d], path[1, d]
         nodes[node, N] += 1
         edges[e, VISITS] += 1
-        stats[e, TOTAL] += value
-        stats[e, MEAN] = stats[e, TOTAL] / edges[e, VISITS]
-        stats[e, BONUS] = 1.0 / math.sqrt(edges[e, VISITS])
+        stats[TOTAL, e] += value
+        stats[MEAN, e] = stats[TOTAL, e] / edges[e, VISITS]
+        stats[BONUS, e] = 1.0 / math.sqrt(edges[e, VISITS])
         if settling:
             settling = settle(tree, node, e)
 
@@ -202,10 +213,10 @@ def drop(tree, node: int, e: int) -> None:
             edges[i, column] = edges[i + 1, column]
         edges[last, column] = kept
     for column in range(3):
-        held = stats[e, column]
+        held = stats[column, e]
         for i in range(e, last):
-            stats[i, column] = stats[i + 1, column]
-        stats[last, column] = held
+            stats[column, i] = stats[column, i + 1]
+        stats[column, last] = held
     nodes[node, LIVE] -= 1
     nodes[node, TRIED] -= e - first < nodes[node, TRIED]
 
@@ -228,14 +239,15 @@ def run(budget: int, exploration: float, tree, board, scratch) -> int:
 
 
 @njit(cache=True)
-def search(budget: int, most: int, exploration: float, tree, board, scratch) -> tuple[int, int]:
+def search(budget: int, most: int, exploration: float, tree, board, scratch, cells,
+           mark: int) -> tuple[int, int]:
     """(DONE, the move) once ``most`` simulations are run or the root is proven, or at once
     where the move is decided or forced (a win, a block); (PAUSED, -1) at ``budget`` simulations
     short of that; (ROOM, -1) when the arrays must grow first. A tree with no node yet gets its
-    root (``states[0]``'s stones) first."""
+    root first (see :func:`start`)."""
     nodes, edges, counters = tree[1], tree[2], tree[4]
     if counters[NODES] == 0:
-        start(tree, board, scratch)
+        start(tree, board, scratch, cells, mark)
         if nodes[0, PROVEN] == UNPROVEN and nodes[0, COUNT] == 1:
             return DONE, edges[nodes[0, FIRST], MOVE]  # a forced block: nothing to search
     if run(budget, exploration, tree, board, scratch) == ROOM:
@@ -255,14 +267,18 @@ def best_move(tree, scratch) -> int:
         wins = states[0, MY_WINS] if count(states[0, MY_WINS]) else states[0, THEIR_WINS]
         n = cells_of(wins, scratch[1])
         return scratch[1][below(rng, n)]
-    first, live = nodes[0, FIRST], nodes[0, LIVE]
+    first, live, tried = nodes[0, FIRST], nodes[0, LIVE], nodes[0, TRIED]
     choice, tier, key, mean = -1, -1, -UNPROVEN, -np.inf
     for e in range(first, first + nodes[0, COUNT]):
-        t, k, m = 1, edges[e, VISITS], stats[e, MEAN]
-        if e >= live + first:
+        t, k, m = 1, 0, 0.0  # an untried move: its edge holds only the move
+        if first + tried <= e < first + live:
+            pass
+        elif e >= live + first:
             t, k, m = 0, child_result(tree, e), 0.0
         elif edges[e, CHILD] >= 0 and nodes[edges[e, CHILD], PROVEN] < 0:
             t, k, m = 2, child_result(tree, e), 0.0
+        else:
+            k, m = edges[e, VISITS], stats[MEAN, e]
         if t > tier or (t == tier and (k > key or (k == key and m > mean))):
             choice, tier, key, mean = edges[e, MOVE], t, k, m
     return choice
