@@ -4,6 +4,8 @@ board size, and bad arguments."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from functools import cache
 
 import gymnasium as gym
@@ -190,3 +192,22 @@ def test_spec_and_game_over_board():
     with pytest.raises(ValueError, match="the game is over"):
         MCTSPlayer(10).act(np.array([1, 1, 1, 2, 2, 0, 0, 0, 0], np.int8), game.O,
                            np.random.default_rng(0))
+
+
+def test_without_numba_the_player_builds_and_a_search_is_one_line():
+    """The spec parses and the player is built without numba (nothing compiled before the first
+    search); the search then stops with the compiled core's one line."""
+    result = subprocess.run([sys.executable, "-c",
+                             "import sys\n"
+                             "sys.modules['numba'] = None  # as if not installed\n"
+                             "import numpy as np\n"
+                             "from gym_tictactoe.game.proofs import CoreUnavailable\n"
+                             "from gym_tictactoe.opponents import parse_opponent\n"
+                             "player = parse_opponent('mcts:max_simulations=10')\n"
+                             "try:\n"
+                             "    player.act(np.zeros(9, np.int8), 1, np.random.default_rng(0))\n"
+                             "except CoreUnavailable as error:\n"
+                             "    print(error)\n"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("\n") == 1 and "needs numba" in result.stdout

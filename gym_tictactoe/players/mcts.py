@@ -38,6 +38,7 @@ import threading
 from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -233,11 +234,14 @@ class MCTSPlayer(Player):
         note = "" if most == MAX_SIMULATIONS else \
             f" on the {self.rules.name} board (2**23 / its {self.rules.n_cells} cells, " \
             "to bound the tree's memory)"
-        self.max_simulations = check_int(max_simulations, "max_simulations", 1, most, note=note)
-        self.exploration = check_number(exploration, "exploration", 0, MAX_EXPLORATION)
+        # The checks return None only when asked to accept it (none=True): not here.
+        self.max_simulations = cast(int, check_int(max_simulations, "max_simulations", 1, most,
+                                                   note=note))
+        self.exploration = cast(float, check_number(exploration, "exploration", 0,
+                                                    MAX_EXPLORATION))
         self.solve = check_flag(solve, "solve")
         self.seed = check_seed(seed)
-        self.radius = check_int(radius, "radius", 1, game.MAX_SIDE - 1)
+        self.radius = cast(int, check_int(radius, "radius", 1, game.MAX_SIDE - 1))
         self.last: MCTSResult | None = None  # the last search (the benchmark reads it)
 
     def move(self, position: Position, rng: np.random.Generator) -> int:

@@ -62,7 +62,8 @@ def cells_of(mask, out) -> int:
     for w in range(mask.size):
         rest = mask[w]
         while rest != ZERO:
-            out[n] = w * 64 + trailing_zeros(rest)  # one instruction: a hot loop of expand
+            # One instruction (numba's intrinsic, which mypy cannot type): expand's hot loop.
+            out[n] = w * 64 + trailing_zeros(rest)  # type: ignore[call-arg]
             rest &= rest - ONE
             n += 1
     return n
