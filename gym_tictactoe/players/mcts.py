@@ -91,26 +91,18 @@ def board_tables(rules: game.Rules, radius: int) -> tuple:
     words, rows, cols = masks.shape[1], rules.rows, rules.cols
     centre = [r * cols + c for r in {(rows - 1) // 2, rows // 2}
               for c in {(cols - 1) // 2, cols // 2}]
-    return (masks, starts, through, _around(rules, radius, True, wide),
-            wide.bits_of(range(rules.n_cells), words), wide.bits_of(centre, words),
-            wide.rays(rules),
-            wide.word_shifts(rules) if words == 1 else np.zeros((3, 4), np.uint64),
-            _around(rules, 1, False, wide))
-
-
-def _around(rules: game.Rules, radius: int, itself: bool, wide: ModuleType
-            ) -> npt.NDArray[np.uint64]:
-    """(cells, words): each cell's bitboard of the cells within ``radius`` king moves of it,
-    the cell ``itself`` or not."""
-    rows, cols = rules.rows, rules.cols
-    out = np.zeros((rules.n_cells, (rules.n_cells + 63) // 64), np.uint64)
+    near = np.zeros((rules.n_cells, words), np.uint64)
     for cell in range(rules.n_cells):
         r, c = divmod(cell, cols)
-        out[cell] = wide.bits_of([i * cols + j
-                                  for i in range(max(0, r - radius), min(rows, r + radius + 1))
-                                  for j in range(max(0, c - radius), min(cols, c + radius + 1))
-                                  if itself or i * cols + j != cell], out.shape[1])
-    return out
+        near[cell] = wide.bits_of([i * cols + j
+                                   for i in range(max(0, r - radius), min(rows, r + radius + 1))
+                                   for j in range(max(0, c - radius), min(cols, c + radius + 1))],
+                                  words)
+    star = [wide.bits_of(ray[ray < rules.n_cells], words) for ray in rules.rays]
+    return (masks, starts, through, near, wide.bits_of(range(rules.n_cells), words),
+            wide.bits_of(centre, words), wide.rays(rules),
+            wide.word_shifts(rules) if words == 1 else np.zeros((3, 4), np.uint64),
+            np.array(star, np.uint64).reshape(rules.n_cells, words))
 
 
 class Tree:

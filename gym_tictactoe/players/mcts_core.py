@@ -10,15 +10,14 @@ at most 64 cells; elsewhere those within ``radius`` king moves of a stone, as th
 player does). A move only changes the lines through its cell, so a child's winning cells are
 its parent's updated on those lines alone.
 
-``board`` is the tuple ``(masks, starts, through, near, full, centre, rays, shifts,
-neighbours)``: the line masks and the lines through each cell (``wide.tables``), each cell's
-neighbourhood (``radius``), the board's cells and its centre cells (each a bitboard), the win
-tests' ``wide.rays`` and ``wide.word_shifts`` (boards of one word; zeros elsewhere), and each
-cell's adjacent cells (a bitboard). The small kernels
-called on every move are inlined (``inline="always"``): a call between compiled functions
-costs about as much as the work of one. Random numbers come
-from splitmix64 (Steele et al. 2014) on one uint64 of state, seeded from the player's NumPy
-generator: the search owns its stream.
+``board`` is the tuple ``(masks, starts, through, near, full, centre, rays, shifts, star)``:
+the line masks and the lines through each cell (``wide.tables``), each cell's neighbourhood
+(``radius``), the board's cells and its centre cells (each a bitboard), the win tests'
+``wide.rays`` and ``wide.word_shifts`` (boards of one word; zeros elsewhere), and each cell's
+star: the other cells of the lines through it (a bitboard). The small kernels called on every
+move are inlined (``inline="always"``): a call between compiled functions costs about as much
+as the work of one. Random numbers come from splitmix64 (Steele et al. 2014) on one uint64 of
+state, seeded from the player's NumPy generator: the search owns its stream.
 """
 
 from __future__ import annotations
@@ -149,7 +148,7 @@ def playout(state, board, rng, scratch, free) -> int:
     """The result of one uniformly random game from ``state`` for its side to move: 1 win, -1
     loss, 0 draw. ``scratch`` (3, words) and ``free`` (cells) are room to work in."""
     full, rays, shifts, one_word = board[4], board[6], board[7], board[4].size == 1
-    near, lonely_wins = board[8], rays[rays.shape[0] - 1, 0] == 1  # k = 1: any stone wins
+    star, need = board[8], rays[rays.shape[0] - 1, 0] - 1
     mover, other, empty = scratch[0], scratch[1], scratch[2]
     for w in range(full.size):
         mover[w], other[w] = state[MINE, w], state[THEIRS, w]
@@ -166,20 +165,22 @@ def playout(state, board, rng, scratch, free) -> int:
             if wins_word(mover[0], shifts):
                 return sign
         else:
-            # A move with no stone of its side next to it completes no line (k > 1): the
-            # walk along its lines is skipped for most moves of a sparse big board.
-            alone = not lonely_wins and not touches(mover, near[cell])
+            # A move completes a line only with k - 1 stones of its side on its lines, within
+            # k - 1 cells: counting them spares most moves of a sparse big board the walk.
+            may_win = at_least(mover, star[cell], need)
             put(mover, cell)
-            if not alone and wins_at(mover, cell, rays):
+            if may_win and wins_at(mover, cell, rays):
                 return sign
         mover, other, sign = other, mover, -sign
     return 0
 
 
 @njit(cache=True, inline="always")
-def touches(stones, mask) -> bool:
-    """Whether ``stones`` and ``mask`` share a cell (numba compiles no generator to any())."""
-    for w in range(mask.size):  # noqa: SIM110
-        if stones[w] & mask[w] != ZERO:
+def at_least(stones, mask, need: int) -> bool:
+    """Whether ``stones`` have at least ``need`` cells in ``mask``."""
+    found = 0
+    for w in range(mask.size):
+        found += popcount(stones[w] & mask[w])
+        if found >= need:
             return True
-    return False
+    return found >= need
