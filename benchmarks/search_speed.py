@@ -58,6 +58,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--games", type=positive_int, default=20,
                         help="Elo games, half in each seat (default: %(default)s)")
     parser.add_argument("--quick", action="store_true", help="a few positions and games")
+    parser.add_argument("--repeats", type=positive_int, default=5,
+                        help="mcts: times each position is searched by each (default: "
+                             "%(default)s)")
     parser.add_argument("--mcts-only", action="store_true",
                         help="measure mcts alone; update only its entries in --out")
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
@@ -104,26 +107,31 @@ def alphabeta_speed(rules: game.Rules, boards: list[np.ndarray], nodes: int) -> 
     return out
 
 
-def mcts_speed(rules: game.Rules, boards: list[np.ndarray], simulations: int) -> dict[str, Any]:
-    """Simulations a second of the old and the new ``mcts`` (seeded), same positions: over
-    every search (the Python edge included, and searches that end at once, a win or a forced
-    block, count their time and no simulation) and over the searches that ran at least half
-    their budget (the search itself)."""
+def mcts_speed(rules: game.Rules, boards: list[np.ndarray], simulations: int,
+               repeats: int = 1) -> dict[str, Any]:
+    """Simulations a second of the old and the new ``mcts`` (seeded), same positions, each
+    position searched by one then the other, ``repeats`` times over (so that both meet the
+    machine's load alike): over every search (the Python edge included, and searches that end
+    at once, a win or a forced block, count their time and no simulation) and over the
+    searches that ran at least half their budget (the search itself)."""
     from gym_tictactoe.game.positions import from_board
     from gym_tictactoe.players.mcts import MCTSPlayer
 
     kwargs = {"rows": rules.rows, "cols": rules.cols, "win_length": rules.win_length, "seed": 0}
-    runs: dict[str, list[tuple[int, float]]] = {}
-    for name, kind in (("old", legacy.old_mcts()), ("new", MCTSPlayer)):
-        player = kind(simulations, **kwargs)
+    players = {"old": legacy.old_mcts()(simulations, **kwargs),
+               "new": MCTSPlayer(simulations, **kwargs)}
+    runs: dict[str, list[tuple[int, float]]] = {"old": [], "new": []}
+    for player in players.values():
         player.move(from_board(rules, boards[0]), np.random.default_rng(0))  # compile first
-        runs[name] = []
+    for _ in range(repeats):
         for board in boards:
             position = from_board(rules, board)
-            start = time.process_time()
-            player.move(position, np.random.default_rng(0))
-            runs[name].append((player.last.simulations, time.process_time() - start))
-    out: dict[str, Any] = {"simulations": simulations, "positions": len(boards)}
+            for name, player in players.items():
+                start = time.process_time()
+                player.move(position, np.random.default_rng(0))
+                runs[name].append((player.last.simulations, time.process_time() - start))
+    out: dict[str, Any] = {"simulations": simulations, "positions": len(boards),
+                           "repeats": repeats}
     for label, keep in (("all", lambda n: True), ("long", lambda n: 2 * n >= simulations)):
         picked = {name: [r for r in runs[name] if keep(r[0])] for name in runs}
         rates = {name: sum(r[0] for r in picked[name]) / max(sum(r[1] for r in picked[name]),
@@ -167,9 +175,9 @@ def elo(rules: game.Rules, games: int, seed: int = 0) -> dict[str, Any]:
 def mcts_entries(rules: game.Rules, boards: list[np.ndarray], args: argparse.Namespace
                  ) -> dict[str, Any]:
     """mcts old against new on the positions of play ``boards`` and on openings."""
-    entry = {"mcts": mcts_speed(rules, boards, args.simulations),
+    entry = {"mcts": mcts_speed(rules, boards, args.simulations, args.repeats),
              "mcts_openings": mcts_speed(rules, speed_positions(rules, args.positions),
-                                         args.simulations)}
+                                         args.simulations, args.repeats)}
     for name in entry:
         print(f"{rules.name}: {name} {entry[name]}", file=sys.stderr, flush=True)
     return entry
@@ -213,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out is not None:
         writable(args.out, "search_speed.py")
     if args.quick:
-        args.positions, args.games, args.nodes = 3, 2, 2000
+        args.positions, args.games, args.nodes, args.repeats = 3, 2, 2000, 1
     if args.mcts_only:
         results = measure_mcts(args)
         for name, entry in results["boards"].items():

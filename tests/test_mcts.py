@@ -211,3 +211,28 @@ def test_without_numba_the_player_builds_and_a_search_is_one_line():
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("\n") == 1 and "needs numba" in result.stdout
+
+
+@pytest.mark.parametrize("size", [(15, 15, 5), (6, 6, 4), (4, 5, 2), (3, 3, 3)])
+def test_a_childs_winning_cells_are_found_from_its_parents(size):
+    """The tree updates each side's winning cells on the lines through the move only; along
+    seeded random games they equal the cells found from scratch over every line."""
+    core = pytest.importorskip("gym_tictactoe.players.mcts_core")
+    wide = pytest.importorskip("gym_tictactoe.game.wide")
+    rules, rng = game.rules(*size), np.random.default_rng(sum(size))
+    board = board_tables(rules, 1)
+    words, narrow = board[0].shape[1], rules.n_cells > 64
+    checked = 0
+    for _ in range(3):
+        state = np.zeros((5, words), np.uint64)
+        core.root(state, narrow, board)
+        for cell in rng.permutation(rules.n_cells)[: rules.n_cells - 1].tolist():
+            if wide.has(state[core.MY_WINS], cell) or state[core.THEIR_WINS].any():
+                break  # the tree never plays on past a win at once or a block
+            after = np.zeros_like(state)
+            core.child(state, cell, after, narrow, board)
+            fresh = after.copy()
+            core.root(fresh, narrow, board)
+            np.testing.assert_array_equal(after[:4], fresh[:4])
+            state, checked = after, checked + 1
+    assert checked >= 3

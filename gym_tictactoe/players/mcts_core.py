@@ -103,6 +103,10 @@ def child(src, cell: int, dst, narrow: bool, board) -> None:
         dst[MY_WINS, w] = src[THEIR_WINS, w] & ~drop
         dst[THEIR_WINS, w] = src[MY_WINS, w] & ~drop
         dst[NEAR, w] = src[NEAR, w] | near[cell, w] if narrow else src[NEAR, w]
+    # A line through the move is one short only with k - 2 of the mover's stones already on
+    # the move's star: on a sparse board most moves have none to look at.
+    if not at_least(src[MINE], board[8][cell], board[6][board[6].shape[0] - 1, 0] - 2):
+        return
     for j in range(starts[cell], starts[cell + 1]):
         missing = one_missing(masks[through[j]], dst[THEIRS], dst[MINE])
         if missing >= 0:
