@@ -117,7 +117,8 @@ def mcts_speed(rules: game.Rules, boards: list[np.ndarray], simulations: int,
     from gym_tictactoe.game.positions import from_board
     from gym_tictactoe.players.mcts import MCTSPlayer
 
-    kwargs = {"rows": rules.rows, "cols": rules.cols, "win_length": rules.win_length, "seed": 0}
+    kwargs: dict[str, Any] = {"rows": rules.rows, "cols": rules.cols,
+                              "win_length": rules.win_length, "seed": 0}
     players = {"old": legacy.old_mcts()(simulations, **kwargs),
                "new": MCTSPlayer(simulations, **kwargs)}
     runs: dict[str, list[tuple[int, float]]] = {"old": [], "new": []}
