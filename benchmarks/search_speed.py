@@ -5,14 +5,19 @@ simulation budget for both, CPU time of this process), the reply time of alphabe
 opened by random plies near the centre).
 
     python -m benchmarks search_speed [--quick] [--out benchmarks/results/search_speed.json]
+    python -m benchmarks search_speed --mcts-only --out benchmarks/results/search_speed.json
 
 The old players come from git history (``benchmarks/legacy.py``). Times move with the machine's
-load (the load average is recorded); the speed-ups are ratios measured side by side.
+load (the load average is recorded); the speed-ups are ratios measured side by side. mcts is
+measured on the positions of play and on openings (the searches of the latter mostly use their
+whole budget). ``--mcts-only`` measures mcts alone and replaces only its entries in the file
+given by ``--out``, keeping the rest of that file's run (its own command and load recorded).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -52,6 +57,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--games", type=positive_int, default=20,
                         help="Elo games, half in each seat (default: %(default)s)")
     parser.add_argument("--quick", action="store_true", help="a few positions and games")
+    parser.add_argument("--repeats", type=positive_int, default=5,
+                        help="mcts: times each position is searched by each (default: "
+                             "%(default)s)")
+    parser.add_argument("--mcts-only", action="store_true",
+                        help="measure mcts alone; update only its entries in --out")
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
     return parser.parse_args(argv)
 
@@ -96,25 +106,40 @@ def alphabeta_speed(rules: game.Rules, boards: list[np.ndarray], nodes: int) -> 
     return out
 
 
-def mcts_speed(rules: game.Rules, boards: list[np.ndarray], simulations: int) -> dict[str, Any]:
-    """Simulations a second of the old and the new ``mcts`` (seeded), same positions."""
+def mcts_speed(rules: game.Rules, boards: list[np.ndarray], simulations: int,
+               repeats: int = 1) -> dict[str, Any]:
+    """Simulations a second of the old and the new ``mcts`` (seeded), same positions, each
+    position searched by one then the other, ``repeats`` times over (so that both meet the
+    machine's load alike): over every search (the Python edge included, and searches that end
+    at once, a win or a forced block, count their time and no simulation) and over the
+    searches that ran at least half their budget (the search itself)."""
     from gym_tictactoe.game.positions import from_board
     from gym_tictactoe.players.mcts import MCTSPlayer
 
-    kwargs = {"rows": rules.rows, "cols": rules.cols, "win_length": rules.win_length, "seed": 0}
-    out: dict[str, Any] = {"simulations": simulations, "positions": len(boards)}
-    for name, kind in (("old", legacy.old_mcts()), ("new", MCTSPlayer)):
-        player = kind(simulations, **kwargs)
+    kwargs: dict[str, Any] = {"rows": rules.rows, "cols": rules.cols,
+                              "win_length": rules.win_length, "seed": 0}
+    players = {"old": legacy.old_mcts()(simulations, **kwargs),
+               "new": MCTSPlayer(simulations, **kwargs)}
+    runs: dict[str, list[tuple[int, float]]] = {"old": [], "new": []}
+    for player in players.values():
         player.move(from_board(rules, boards[0]), np.random.default_rng(0))  # compile first
-        count, start = 0, time.process_time()
+    for _ in range(repeats):
         for board in boards:
-            player.move(from_board(rules, board), np.random.default_rng(0))
-            count += player.last.simulations
-        seconds = time.process_time() - start
-        out[name] = {"simulations": count, "cpu_seconds": round(seconds, 3),
-                     "simulations_per_second": round(count / max(seconds, 1e-9))}
-    out["speedup"] = round(out["new"]["simulations_per_second"]
-                           / out["old"]["simulations_per_second"], 1)
+            position = from_board(rules, board)
+            for name, player in players.items():
+                start = time.process_time()
+                player.move(position, np.random.default_rng(0))
+                runs[name].append((player.last.simulations, time.process_time() - start))
+    out: dict[str, Any] = {"simulations": simulations, "positions": len(boards),
+                           "repeats": repeats}
+    for label, keep in (("all", lambda n: True), ("long", lambda n: 2 * n >= simulations)):
+        picked = {name: [r for r in runs[name] if keep(r[0])] for name in runs}
+        rates = {name: sum(r[0] for r in picked[name]) / max(sum(r[1] for r in picked[name]),
+                                                              1e-9) for name in runs}
+        out[label] = {"searches": len(picked["new"]),
+                      **{f"{name}_simulations": sum(r[0] for r in picked[name]) for name in runs},
+                      **{f"{name}_simulations_per_second": round(rates[name]) for name in runs},
+                      "speedup": round(rates["new"] / max(rates["old"], 1e-9), 1)}
     return out
 
 
@@ -147,6 +172,29 @@ def elo(rules: game.Rules, games: int, seed: int = 0) -> dict[str, Any]:
             "interval_95": round(2 * rating.interval)}
 
 
+def mcts_entries(rules: game.Rules, boards: list[np.ndarray], args: argparse.Namespace
+                 ) -> dict[str, Any]:
+    """mcts old against new on the positions of play ``boards`` and on openings."""
+    entry = {"mcts": mcts_speed(rules, boards, args.simulations, args.repeats),
+             "mcts_openings": mcts_speed(rules, speed_positions(rules, args.positions),
+                                         args.simulations, args.repeats)}
+    for name in entry:
+        print(f"{rules.name}: {name} {entry[name]}", file=sys.stderr, flush=True)
+    return entry
+
+
+def measure_mcts(args: argparse.Namespace) -> dict[str, Any]:
+    """The results of ``--out`` with mcts's entries measured again."""
+    results = json.loads(args.out.read_text()) if args.out is not None and args.out.exists() \
+        else {"boards": {}}
+    for rules in args.boards:
+        boards = ab.positions(rules.rows, rules.cols, rules.win_length, args.positions)
+        results["boards"].setdefault(rules.name, {}).update(mcts_entries(rules, boards, args))
+    results["mcts_load_average"] = os.getloadavg()[0]
+    results["mcts_command"] = " ".join(["python", *sys.argv])
+    return results
+
+
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {"load_average": os.getloadavg()[0], "cpus": os.cpu_count(),
                                "boards": {}}
@@ -160,8 +208,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         print(f"{rules.name}: alphabeta {entry['alphabeta_openings']}", file=sys.stderr,
               flush=True)
         print(f"{rules.name}: alphabeta {entry['alphabeta']}", file=sys.stderr, flush=True)
-        entry["mcts"] = mcts_speed(rules, boards, args.simulations)
-        print(f"{rules.name}: mcts {entry['mcts']}", file=sys.stderr, flush=True)
+        entry.update(mcts_entries(rules, boards, args))
     gomoku = ab.positions(15, 15, 5, args.positions * 2)
     results["default_reply_15x15x5"] = {
         "max_nodes": DEFAULT_MAX_NODES, **ab.reply_times(AlphaBetaPlayer(15, 15, 5), gomoku)}
@@ -174,14 +221,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out is not None:
         writable(args.out, "search_speed.py")
     if args.quick:
-        args.positions, args.games, args.nodes = 3, 2, 2000
+        args.positions, args.games, args.nodes, args.repeats = 3, 2, 2000, 1
+    if args.mcts_only:
+        results = measure_mcts(args)
+        for name, entry in results["boards"].items():
+            print(f"{name}: mcts x{entry['mcts']['all']['speedup']} over positions of play, "
+                  f"x{entry['mcts_openings']['all']['speedup']} over openings, "
+                  f"x{entry['mcts_openings']['long']['speedup']} where the search ran half "
+                  "its budget or more")
+        if args.out is not None:
+            write_json(args.out, results)
+        return 0
     results = measure(args)
     results["command"] = command_line(__name__)
     for name, entry in results["boards"].items():
         speed, early = entry["alphabeta"], entry["alphabeta_openings"]
         print(f"{name}: alphabeta x{speed['all']['speedup']} over positions of play, "
               f"x{early['all']['speedup']} over openings (x{early['long']['speedup']} where the "
-              f"search used half its budget or more); mcts x{entry['mcts']['speedup']}")
+              f"search used half its budget or more); mcts x{entry['mcts']['all']['speedup']}, "
+              f"x{entry['mcts_openings']['all']['speedup']} over openings")
     reply, rating = results["default_reply_15x15x5"], results["elo"]
     print(f"15x15x5 default reply ({reply['max_nodes']} nodes): median {reply['median_ms']:.1f}"
           f" ms, CPU median {reply['cpu_median_ms']:.1f} ms")

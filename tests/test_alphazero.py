@@ -57,6 +57,22 @@ def test_search_of_a_batch_is_the_search_of_each_tree():
     assert (together[roots != 0] == 0).all()
 
 
+def test_search_with_the_compiled_win_test_is_the_search_with_the_rules(monkeypatch):
+    """The tree's terminal checks moved to the compiled core: the same visits and values as
+    with ``Rules.wins_at``, on boards where the search meets finished games."""
+    from agents.alphazero import search as search_module
+
+    rules = game.rules(4, 4, 3)
+    roots = np.concatenate([board(rules, "XX..OO.........."), board(rules, "X...O.X...O....."),
+                            board(rules, "................")])
+    movers = np.array([game.X, game.X, game.X], np.int8)
+    compiled = search(rules, uniform, roots, movers, 120)
+    monkeypatch.setattr(search_module, "_wins", lambda r, b, c, m: r.wins_at(b, c, m))
+    interpreted = search(rules, uniform, roots, movers, 120)
+    np.testing.assert_array_equal(compiled.visits, interpreted.visits)
+    np.testing.assert_array_equal(compiled.q, interpreted.q)
+
+
 def test_self_play_samples_are_consistent():
     rules = game.rules(4, 4, 3)
     # No exploring starts: enumerating 4x4x3's positions takes seconds.

@@ -19,7 +19,7 @@ from gym_tictactoe.envs import pettingzoo, rendering
 from gym_tictactoe.envs.env import TicTacToeEnv
 from gym_tictactoe.envs.vector import TicTacToeVectorEnv
 from gym_tictactoe.game import starts
-from gym_tictactoe.players.mcts import MCTSPlayer, RolloutEvaluator
+from gym_tictactoe.players.mcts import MCTSPlayer
 from gym_tictactoe.players.opponents import (
     EpsilonOpponent,
     HeuristicOpponent,
@@ -226,7 +226,6 @@ NUMBERS: list[tuple[str, Callable[[Any], Any], int | float]] = [
     ("MCTSPlayer exploration", lambda v: MCTSPlayer(exploration=v), 0.5),
     ("MCTSPlayer radius", lambda v: MCTSPlayer(radius=v), 2),
     ("MCTSPlayer rows", lambda v: MCTSPlayer(rows=v), 3),
-    ("RolloutEvaluator rollouts", RolloutEvaluator, 3),
     ("rgb_array last", lambda v: rendering.rgb_array(0, last=v), 3),
     ("ansi last", lambda v: rendering.ansi(0, last=v), 3),
     ("q_batched.make_envs num_envs", _make_envs, 3),

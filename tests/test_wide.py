@@ -21,12 +21,13 @@ def brute_threats(rules: game.Rules, board: np.ndarray, mark: int) -> set[int]:
     return found
 
 
-@pytest.mark.parametrize(("rows", "cols", "k"), [(15, 15, 5), (7, 7, 5), (9, 8, 4), (3, 3, 3)])
+@pytest.mark.parametrize(("rows", "cols", "k"), [(15, 15, 5), (7, 7, 5), (9, 8, 4), (8, 8, 4),
+                                             (3, 3, 3)])
 def test_wins_threats_and_blocks_agree_with_the_rules(rows, cols, k):
     wide = pytest.importorskip("gym_tictactoe.game.wide")
     rules, rng = game.rules(rows, cols, k), np.random.default_rng(rows * cols)
-    masks, starts, through = wide.tables(rules)
-    words = masks.shape[1]
+    masks, _, _ = wide.tables(rules)
+    rays, words = wide.rays(rules), masks.shape[1]
     assert words == (rows * cols + 63) // 64
     scratch, checked = np.zeros(words, np.uint64), 0
     for _ in range(6):
@@ -36,7 +37,9 @@ def test_wins_threats_and_blocks_agree_with_the_rules(rows, cols, k):
             board[cell] = mark
             stones = wide.bits_of(np.flatnonzero(board == mark), words)
             won = bool((board[rules.line_array] == mark).all(axis=1).any())
-            assert wide.wins_through(stones, int(cell), masks, starts, through) == won
+            assert wide.wins_at(stones, int(cell), rays) == won
+            if words == 1:
+                assert wide.wins_word(stones[0], wide.word_shifts(rules)) == won
             if won:
                 break
             other = game.SWAP[mark]
@@ -50,3 +53,19 @@ def test_wins_threats_and_blocks_agree_with_the_rules(rows, cols, k):
                              else expected.pop())
             checked += 1
     assert checked > 20
+
+
+@pytest.mark.parametrize(("rows", "cols", "k"), [(15, 15, 5), (6, 6, 4), (3, 3, 3), (2, 3, 1)])
+def test_wins_on_boards_is_rules_wins_at(rows, cols, k):
+    """The batched compiled win test (AlphaZero's search asks it) answers as ``Rules.wins_at``
+    on boards with their -1 pad column, random stones and the last move's cell and mark."""
+    wide = pytest.importorskip("gym_tictactoe.game.wide")
+    rules, rng = game.rules(rows, cols, k), np.random.default_rng(rows + cols + k)
+    boards = np.full((400, rules.n_cells + 1), -1, np.int8)
+    boards[:, :-1] = rng.choice(3, (400, rules.n_cells), p=[0.3, 0.35, 0.35])
+    cells = rng.integers(0, rules.n_cells, 400)
+    marks = rng.integers(1, 3, 400).astype(np.int8)
+    boards[np.arange(400), cells] = marks
+    expected = rules.wins_at(boards, cells, marks)
+    assert 0 < expected.sum() < 400 or k == 1
+    assert (wide.wins_on_boards(boards, cells, marks, wide.rays(rules)) == expected).all()

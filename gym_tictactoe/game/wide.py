@@ -4,8 +4,9 @@ cells, 4 on 15 x 15; bit ``c % 64`` of word ``c // 64`` is cell ``c``, row-major
 
 :func:`tables` builds a board's arrays once from ``Rules.lines``: ``masks`` (lines, words) the
 bit mask of each win line and ``starts``/``through`` the lines through each cell
-(``through[starts[c] : starts[c + 1]]``). The kernels answer what a search asks of a position:
-the win test on the lines through the last move, the immediate threats (empty cells that would
+(``through[starts[c] : starts[c + 1]]``); :func:`rays` the cells along each line direction from
+each cell. The kernels answer what a search asks of a position: the win test on the lines
+through the last move (:func:`wins_at`, on the rays), the immediate threats (empty cells that would
 complete a line of a side) and the forced block (the opponent's one threat, or a lost position
 when it has two). The boards of at most 64 cells have their own one-word kernels
 (:mod:`.bitboard`), which the proof solver uses.
@@ -46,32 +47,83 @@ def bits_of(cells: npt.ArrayLike, words: int) -> npt.NDArray[np.uint64]:
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def has(stones, cell: int) -> bool:
     return (stones[cell >> 6] >> np.uint64(cell & 63)) & ONE != ZERO
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def put(stones, cell: int) -> None:
     stones[cell >> 6] |= ONE << np.uint64(cell & 63)
 
 
-@njit(cache=True)
-def full_line(stones, mask) -> bool:
-    """Whether ``stones`` cover the line ``mask`` (numba compiles no generator to all())."""
-    covered = True
-    for w in range(mask.size):
-        covered &= stones[w] & mask[w] == mask[w]
-    return covered
+def rays(rules: Rules) -> npt.NDArray[np.int64]:
+    """(cells + 2, 8) int64, :func:`wins_at`'s table: for each cell, how many cells a line may
+    extend from it each way of each line direction (at most win_length - 1, fewer at the
+    board's edge); then each way's step between cells; then the win length (first column)."""
+    k, cols = rules.win_length, rules.cols
+    table = np.zeros((rules.n_cells + 2, 8), np.int64)
+    if k > 1:
+        table[:-2] = (rules.rays[..., :k - 1] != rules.n_cells).sum(axis=3).reshape(-1, 8)
+    table[-2] = [1, -1, cols, -cols, cols + 1, -cols - 1, cols - 1, -cols + 1]
+    table[-1, 0] = k
+    return table
 
 
-@njit(cache=True)
-def wins_through(stones, cell: int, masks, starts, through) -> bool:
-    """Whether ``stones`` fill a line through ``cell`` (the win test after a move there)."""
-    won = False
-    for j in range(starts[cell], starts[cell + 1]):
-        won |= full_line(stones, masks[through[j]])
-    return won
+@njit(cache=True, inline="always")
+def wins_at(stones, cell: int, rays) -> bool:
+    """Whether ``stones`` fill a line through ``cell`` (the win test after a move there): the
+    run of stones through it in some direction, counted both ways, reaches the win length. A
+    run stops at the first cell without a stone, which after a random move is most often the
+    first one looked at."""
+    steps, length = rays.shape[0] - 2, rays[rays.shape[0] - 1, 0]
+    for direction in range(4):
+        run = 1
+        for way in range(2 * direction, 2 * direction + 2):
+            c = cell
+            for _ in range(rays[cell, way]):
+                c += rays[steps, way]  # indices, not a row: a view would count references
+                if not has(stones, c):
+                    break
+                run += 1
+        if run >= length:
+            return True
+    return False
+
+
+def word_shifts(rules: Rules) -> npt.NDArray[np.uint64]:
+    """(3, 4) uint64, :func:`wins_word`'s table for a board of at most 64 cells: each line
+    direction's step between cells, the cells whose next cell that way is on the board, and the
+    win length (first column)."""
+    if rules.n_cells > 64:
+        raise ValueError(f"one word holds 64 cells; the {rules.name} board has {rules.n_cells}")
+    table = np.zeros((3, 4), np.uint64)
+    for d, (dr, dc) in enumerate(((0, 1), (1, 0), (1, 1), (1, -1))):
+        table[0, d] = dr * rules.cols + dc
+        table[1, d] = sum(1 << (r * rules.cols + c) for r in range(rules.rows)
+                          for c in range(rules.cols)
+                          if 0 <= r + dr < rules.rows and 0 <= c + dc < rules.cols)
+    table[2, 0] = rules.win_length
+    return table
+
+
+@njit(cache=True, inline="always")
+def wins_word(stones: np.uint64, shifts) -> bool:
+    """Whether the one-word ``stones`` hold a whole line: in some direction, a run of the win
+    length, found for every start cell at once by shifting (a few operations and no branch per
+    cell, where :func:`wins_at` walks cell by cell). A board with no line before the last move
+    has one now exactly when one passes through that move."""
+    k = int(shifts[2, 0])
+    if k == 1:
+        return stones != ZERO
+    for d in range(4):
+        step = shifts[0, d]
+        run = stones & shifts[1, d] & (stones >> step)  # cell and its next: a run of 2
+        for _ in range(k - 2):
+            run &= run >> step
+        if run != ZERO:
+            return True
+    return False
 
 
 @njit(cache=True)
@@ -114,3 +166,20 @@ def forced_block(me, opp, masks, scratch) -> int:
         if scratch[w] != ZERO:
             return w * 64 + lowest_cell(scratch[w])
     return -1
+
+
+@njit(cache=True)
+def wins_on_boards(boards, cells, marks, rays):
+    """Whether ``marks[i]`` has a line through ``cells[i]`` on each of ``boards`` (rows of
+    absolute cells, 0 empty, 1 X, 2 O; columns past the board's cells are ignored): each
+    board's stones of that mark made a bitboard, then :func:`wins_at`."""
+    n_cells = rays.shape[0] - 2
+    stones = np.zeros((n_cells + 63) // 64, np.uint64)
+    won = np.zeros(boards.shape[0], np.bool_)
+    for i in range(boards.shape[0]):
+        stones[:] = ZERO
+        for c in range(n_cells):
+            if boards[i, c] == marks[i]:
+                put(stones, c)
+        won[i] = wins_at(stones, cells[i], rays)
+    return won
