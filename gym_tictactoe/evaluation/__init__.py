@@ -351,6 +351,7 @@ def evaluate(policy: Policy, *, probabilities: bool | None = None, rows: int | N
 def perfect_results(rules: Rules) -> dict[str, str]:
     """What perfect play gets in each seat: the solved game value of the empty board."""
     value = solver.value(game.EMPTY_BOARD, rules)  # +1 X wins, 0 draw, -1 O wins
+    assert value is not None  # None only from a proof out of budget; evaluated boards are solved
     return {"X": RESULTS[value + 1], "O": RESULTS[1 - value]}
 
 

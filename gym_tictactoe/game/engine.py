@@ -43,6 +43,7 @@ from gym_tictactoe.game.basics import (
     NO_WINNER,
     SOLVED_CELLS,
     TABLE_CELLS,
+    BoardKwargs,
     Layer,
     O,
     Position,
@@ -117,7 +118,7 @@ class Rules:
         return self.rows, self.cols, self.win_length
 
     @property
-    def kwargs(self) -> dict[str, int]:
+    def kwargs(self) -> BoardKwargs:
         """``{"rows": ..., "cols": ..., "win_length": ...}``: the keywords every layer takes."""
         return {"rows": self.rows, "cols": self.cols, "win_length": self.win_length}
 
@@ -244,6 +245,7 @@ class Rules:
         if not self.tabled:
             raise ValueError(f"the {self.name} board has {self.n_cells} cells: per-code tables "
                              f"exist for boards of at most {TABLE_CELLS} cells")
+        assert self.pow3 is not None  # a tabled board's codes fit an int64
         codes = np.arange(self.n_codes, dtype=np.int64)
         cells = (codes[:, None] // self.pow3 % 3).astype(np.int8)
         winner, terminal, legal, nxt = self._facts_of_cells(codes, cells)
