@@ -37,6 +37,7 @@ class Stream:
     playout takes one per move, and asking NumPy for each would cost more than the move."""
 
     __slots__ = ("_floats", "_next", "rng")
+    _floats: list[float]
 
     def __init__(self, rng: np.random.Generator) -> None:
         self.rng, self._floats, self._next = rng, [], 0
