@@ -56,6 +56,7 @@ play: $(CORE)
 
 test: $(ALL)
 	$(VENV)/bin/ruff check .
+	$(PY) -m mypy
 	$(PY) -m pytest
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
