@@ -187,7 +187,7 @@ def training_opponent(text: str) -> str:
 
 def check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """A flag of the other kind of algorithm, or of self-play without it, is a usage error."""
-    sb3_only = ("--timesteps", "--n-envs", "--canonical")
+    sb3_only: tuple[str, ...] = ("--timesteps", "--n-envs", "--canonical")
     if args.algo == "alphazero" and args.opponent is not None:
         parser.error("--opponent does not apply to --algo alphazero: it learns from its own "
                      "self-play games only")
@@ -275,6 +275,7 @@ def parse_args(argv: list[str] | None = None) -> RunConfig:
         mix = config.self_play.mix if config.self_play else None
         parse_opponent(mix or ("random" if opponent in (None, "self") else opponent),
                        config.board)
+        assert config.name is not None  # RunConfig.__post_init__ named the run
         check_stem(config.name)
         check_out(config.out)
     except ValueError as error:
@@ -370,6 +371,7 @@ def _main(argv: list[str] | None) -> int:
         if config.resume is not None and not (config.resume / "results.json").exists():
             folder = RunFolder.reopen(config.resume)  # the unfinished run ends in its folder
         else:
+            assert config.name is not None  # RunConfig.__post_init__ named the run
             folder = RunFolder.create(config.out, config.name)
     except (MissingExtra, OSError, OutputError, ValueError) as error:
         # ValueError, FileNotFoundError: a --snapshot file; OSError: an --out where no folder

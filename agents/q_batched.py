@@ -54,7 +54,7 @@ def default_batch(n_cells: int) -> int:
 def make_envs(agent: QLearningAgent, num_envs: int, opponent: Any, agent_mark: str = "random",
               **options: Any):
     """The vector env for ``agent``'s board: ``num_envs`` boards (checked first, one line)."""
-    from gym_tictactoe.vector import TicTacToeVectorEnv
+    from gym_tictactoe.envs.vector import TicTacToeVectorEnv
 
     rules = agent.rules
     check_int(num_envs, "num_envs", 1, max_batch(rules),
@@ -71,7 +71,7 @@ LEARNER_BYTES_PER_CELL = 64
 def max_batch(rules: Any) -> int:
     """The most boards trained at once on ``rules``' board: the vector env's memory budget, with
     the learner's own arrays counted beside the env's."""
-    from gym_tictactoe.vector import MAX_NUM_ENVS, MEMORY_BUDGET, memory_needed
+    from gym_tictactoe.envs.vector import MAX_NUM_ENVS, MEMORY_BUDGET, memory_needed
 
     per_board = memory_needed(1, rules) + LEARNER_BYTES_PER_CELL * rules.n_cells
     return min(MAX_NUM_ENVS, MEMORY_BUDGET // per_board)
@@ -106,7 +106,8 @@ def train_batched(agent: QLearningAgent, envs: Any, episodes: int, *, seed: int 
             agent.episodes += count
             if bar is not None:
                 bar.update(count)
-            if every and done == target and on_eval(agent, agent.episodes):
+            if every and done == target and on_eval is not None \
+                    and on_eval(agent, agent.episodes):
                 stats.stopped = True
                 break
     stats.seconds = time.perf_counter() - start
@@ -183,6 +184,7 @@ class _Learner:
         self.agent, self.n = agent, agent.rules.n_cells
         # Float64 products are exact here (codes < 3**16 < 2**53) and several times faster
         # than int64 ones, which NumPy does without BLAS.
+        assert agent.rules.pow3 is not None  # Q-tables are for solvable boards: codes fit
         self.pow3 = agent.rules.pow3.astype(np.float64)
         self.pow2 = 2.0 ** np.arange(self.n)
         self.popcount, self.select = _bit_tables(self.n)

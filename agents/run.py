@@ -84,7 +84,7 @@ class Checkpointer:
         return time.perf_counter() - self.start
 
     def __call__(self, policy: Any, count: int, *, setting: dict[str, Any] | None = None,
-                 **clocks: float) -> bool:
+                 **clocks: float | None) -> bool:
         """Checkpoint ``policy`` after ``count`` episodes or timesteps (``clocks``: other
         measures of the run so far to record, such as AlphaZero's ``train_seconds``, rounded
         to milliseconds; ``setting``: what it trains with now, recorded as it is, such as
@@ -104,7 +104,8 @@ class Checkpointer:
             say(checkpoint_result(entry))
         return bool(entry.get("perfect", False))
 
-    def _exact(self, policy: Any, count: int, clock: dict[str, float]) -> dict[str, Any]:
+    def _exact(self, policy: Any, count: int, clock: dict[str, float | None]
+               ) -> dict[str, Any]:
         """The exact curve entry; with ``steer``, steered from the same moves table."""
         if self.steer is None:
             from gym_tictactoe.evaluation import evaluate
@@ -137,6 +138,7 @@ def train_q(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Tr
     from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
 
     opponent, board = default_opponent(config, TRAINING_OPPONENT), config.board.kwargs
+    assert config.episodes is not None and config.eval_every is not None  # None: AlphaZero's
     options = env_options(config, EXPLORING_STARTS)
     agent = QLearningAgent(seed=config.seed, **board)
     batch, focus = q_batch(config), config.q_focus or Focus()
@@ -147,6 +149,7 @@ def train_q(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Tr
     if config.q_focus is not None:
         checkpoint.steer = Steering(focus, agent, envs)
     if pool is not None:
+        assert config.self_play is not None  # a pool exists for self-play runs only
         q_batched.train_self_play(agent, pool, config.episodes, config.self_play.refresh_every,
                                   batch=batch, seed=config.seed, eval_every=config.eval_every,
                                   on_eval=checkpoint, progress=config.progress, envs=envs)
@@ -185,6 +188,8 @@ def train_sb3(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> 
     if pool is not None:
         from agents.self_play import snapshot_callback
 
+        assert config.self_play is not None  # a pool exists for self-play runs only
+
         callbacks.append(snapshot_callback(pool, config.self_play.refresh_every, algo,
                                            canonical))
     total = timesteps_trained(model, config.timesteps, announce=print)
@@ -198,7 +203,7 @@ def train_sb3(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> 
     settings = {"timesteps": config.timesteps, "timesteps_trained": model.num_timesteps,
                 "n_envs": n_envs, "env_options": options,
                 "hyperparameters": sb3.HYPERPARAMETERS[algo]}
-    if pool is not None:
+    if pool is not None and config.self_play is not None:  # a pool: a self-play run
         settings["self_play"] = config.self_play.settings(pool.added)
     return Trained(sb3.ModelPolicy(model, algo, config.board, canonical),
                    partial(save_model, model, rules=config.board, canonical=canonical),
