@@ -100,7 +100,7 @@ class RandomOpponent(TableOpponent):
     def candidates(self, cells, marks, codes=None) -> npt.NDArray[np.bool_]:
         return cells == game.EMPTY  # the callers ask about unfinished games only
 
-    def _choices(self, position: Position) -> Sequence[int]:
+    def _choices(self, position: Position) -> Sequence[int] | npt.NDArray[np.intp]:
         return position.moves()
 
     def _batch(self, num_envs: int, rules: game.Rules,
