@@ -3,7 +3,7 @@ player's sampled optimal-move rate (two samplings, every verdict proved, 95% Wil
 and its best response per seat where the walk finishes within its budget
 (``gym_tictactoe.evaluation.grading``).
 
-    python benchmarks/grading.py [--board 5x5x4] [--players alphabeta mcts heuristic]
+    python -m benchmarks grading [--board 5x5x4] [--players alphabeta mcts heuristic]
                                  [--sample 60] [--walk-nodes 300] [--seed 0] [--out PATH]
 
 Each player plays as a policy from its default settings, seeded (its generator drawn from
@@ -21,9 +21,8 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import Progress, duration, writable, write_json
-
+from benchmarks.commands import argument_parser, command_line
+from benchmarks.progress import Progress, duration, writable, write_json
 from gym_tictactoe import game
 from gym_tictactoe.cli.arguments import board_arg, bounded_int, player_names, seed_arg
 from gym_tictactoe.evaluation.grading import format_grade, grade
@@ -80,7 +79,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--board", type=board_arg, default=game.rules(5, 5, 4))
     parser.add_argument("--players", nargs="+", default=list(PLAYERS), choices=player_names())
     parser.add_argument("--sample", type=bounded_int(1, 10_000), default=60,
@@ -93,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     out = writable(args.out, "grading.py") if args.out else None
-    command = "python benchmarks/grading.py " + " ".join(argv or sys.argv[1:])
+    command = command_line(__name__, argv)
     began = time.perf_counter()
     rows = grade_all(args)
     print(table(rows))
@@ -105,7 +104,3 @@ def main(argv: list[str] | None = None) -> int:
                                          "minutes on 5x5x4: not yet graded",
                          "public_figure": PUBLIC, "players": rows})
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,11 +1,11 @@
 """How many episodes and how much wall time does batched tabular Q-learning need for perfect play
 on a 16-cell board?
 
-    python benchmarks/q_perfect.py --board 4x4x3 --minutes 20
-    python benchmarks/q_perfect.py --board 4x4x3 --start-probability 1 --set epsilon_end=0.5
-    python benchmarks/q_perfect.py --board 4x4x4 --focus-share 0.5 --back-share 0.2 \
+    python -m benchmarks q_perfect --board 4x4x3 --minutes 20
+    python -m benchmarks q_perfect --board 4x4x3 --start-probability 1 --set epsilon_end=0.5
+    python -m benchmarks q_perfect --board 4x4x4 --focus-share 0.5 --back-share 0.2 \
         --alpha-end 0.01 --alpha-episodes 40000000 --eval-every 4000000
-    python benchmarks/q_perfect.py --board 4x4x3 --self-play --focus-share 0.5
+    python -m benchmarks q_perfect --board 4x4x3 --self-play --focus-share 0.5
 
 Trains ``QLearningAgent(seed=SEED, board)`` (train.py's hyper-parameters unless ``--set`` says
 otherwise) with ``agents.q_batched.train_batched`` on ``--batch`` boards of the vector env against
@@ -34,17 +34,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, line, results_file, writable, write_json
-
 from agents.q_focus import ALPHA_EPISODES
+from benchmarks.commands import argument_parser, command_line
+from benchmarks.progress import RUNS, line, results_file, writable, write_json
 from gym_tictactoe.cli.arguments import board_arg, positive_int, probability, seed_arg
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     from agents.run_arguments import checked
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--board", type=board_arg, default="4x4x3", help="RxCxK, at most 16 cells")
     parser.add_argument("--seed", type=seed_arg, default=0)
     parser.add_argument("--batch", type=positive_int, default=4096, help="boards at once")
@@ -59,6 +58,24 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--pool", type=positive_int, default=5, help="snapshots (--self-play)")
     parser.add_argument("--refresh-every", type=positive_int, default=10_000,
                         help="episodes between snapshots (--self-play)")
+    _add_steering(parser)
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a QLearningConfig hyper-parameter, e.g. epsilon_end=0.5")
+    parser.add_argument("--out", type=results_file, default=None,
+                        help="results JSON, rewritten at every checkpoint (default: "
+                             "runs/benchmarks/q_perfect_BOARD_seedSEED.json)")
+    args = parser.parse_args(argv)
+    # Checked now, not at the first checkpoint minutes later.
+    if args.focus_share + args.back_share + args.ahead_share > 1:
+        parser.error("--focus-share + --back-share + --ahead-share must be at most 1 (the rest "
+                     "of the random starts stays uniform)")
+    if args.alpha_end == 0:
+        parser.error("--alpha-end must be above 0 (a learning rate of 0 learns nothing)")
+    return args
+
+
+def _add_steering(parser: argparse.ArgumentParser) -> None:
+    """The flags that steer the random starts and the learning rate (``agents.q_focus``)."""
     parser.add_argument("--focus-share", type=probability, default=0.0,
                         help="share of the random starts on the positions played wrong at the "
                              "last checkpoint (agents.q_starts)")
@@ -73,19 +90,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="anneal the learning-rate floor to this, geometrically")
     parser.add_argument("--alpha-episodes", type=positive_int, default=ALPHA_EPISODES,
                         help="over this many episodes (with --alpha-end)")
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="a QLearningConfig hyper-parameter, e.g. epsilon_end=0.5")
-    parser.add_argument("--out", type=results_file, default=None,
-                        help="results JSON, rewritten at every checkpoint (default: "
-                             "runs/benchmarks/q_perfect_BOARD_seedSEED.json)")
-    args = parser.parse_args(argv)
-    # Checked now, not at the first checkpoint minutes later.
-    if args.focus_share + args.back_share + args.ahead_share > 1:
-        parser.error("--focus-share + --back-share + --ahead-share must be at most 1 (the rest "
-                     "of the random starts stays uniform)")
-    if args.alpha_end == 0:
-        parser.error("--alpha-end must be above 0 (a learning rate of 0 learns nothing)")
-    return args
 
 
 def hyper_parameters(pairs: list[str]) -> dict[str, float]:
@@ -116,7 +120,7 @@ def run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     envs = q_batched.make_envs(agent, args.batch, pool.opponent() if pool else opponent,
                                **options)
     evaluation.evaluate(agent)  # the solution loaded and the evaluator warm before the clock
-    results = {"command": " ".join(["python", *sys.argv]), "board": rules.name,
+    results = {"command": command_line(__name__), "board": rules.name,
                "seed": args.seed, "batch": args.batch, "env_options": options,
                "focus": {"share": args.focus_share, "back_share": args.back_share,
                          "ahead_share": args.ahead_share, "forget": args.forget},
@@ -195,7 +199,3 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"not perfect: {last['rate']:.4%} after {last['episodes']:,} episodes") +
           f"; peak RSS {results['peak_rss_mb']} MB; wrote {out}", flush=True)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -353,19 +353,9 @@ def test_schedule_needs_a_budget_and_keeps_its_multiples():
 
 def test_the_long_run_benchmark_starts_resumes_or_only_collects(tmp_path, monkeypatch):
     import argparse
-    import importlib.util
-    import sys
-    from pathlib import Path
 
-    benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"
-    sys.path.insert(0, str(benchmarks))
-    try:
-        spec = importlib.util.spec_from_file_location("alphazero_long_under_test",
-                                                      benchmarks / "alphazero_long.py")
-        long = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(long)
-    finally:
-        sys.path.remove(str(benchmarks))
+    from benchmarks import alphazero_long as long
+
     args = argparse.Namespace(board="3x3x3", minutes=1.0, eval_minutes=0.5, resume=True,
                               learning_rate=None)
     fresh = long.command_for(args, 0, tmp_path)

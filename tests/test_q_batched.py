@@ -11,8 +11,8 @@ import train
 from agents import EXPLORING_STARTS, q_batched
 from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
 from gym_tictactoe import evaluation
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.vector import TicTacToeVectorEnv
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.envs.vector import TicTacToeVectorEnv
 
 
 def batched_agent(episodes: int, batch: int = 64, seed: int = 0, **board) -> QLearningAgent:

@@ -4,12 +4,11 @@ a uniform share, and the vector env draws from them (smoke-sized and seeded)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from bench_helpers import benchmark_module
 
 from agents import EXPLORING_STARTS, q_batched, q_starts
 from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
@@ -89,11 +88,7 @@ def test_focus_points_the_envs_random_starts_at_the_wrong_positions():
 
 def q_perfect():
     """benchmarks/q_perfect.py as a module."""
-    path = Path(__file__).parents[1] / "benchmarks" / "q_perfect.py"
-    spec = importlib.util.spec_from_file_location("q_perfect_benchmark", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    return bench
+    return benchmark_module("q_perfect")
 
 
 @pytest.mark.parametrize("extra", [[], ["--self-play", "--refresh-every", "500"]])
@@ -120,10 +115,7 @@ def test_q_perfect_writes_its_json_at_every_checkpoint(tmp_path, monkeypatch, ex
 
 
 def test_q_margins_finds_perfect_play_the_fixed_point_against_the_training_opponent():
-    path = Path(__file__).parents[1] / "benchmarks" / "q_margins.py"
-    spec = importlib.util.spec_from_file_location("q_margins_benchmark", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = benchmark_module("q_margins")
     trained_against = bench.margins(game.TICTACTOE, 0.4, 0.99)  # q_learning's docstring: >= 0.23
     assert trained_against["wrong_at_fixed_point"] == 0
     assert 0.23 <= trained_against["min_margin"] < 0.24

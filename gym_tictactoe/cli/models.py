@@ -23,13 +23,12 @@ import numpy as np
 
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int
-from gym_tictactoe.cli.match import RESULTS, play_game
+from gym_tictactoe.cli.match import EXIT_MISSING_EXTRA, RESULTS, play_game
 from gym_tictactoe.extras import MissingExtra, require
 from gym_tictactoe.players.opponents import Opponent, PolicyOpponent, parse_opponent
 from gym_tictactoe.seeding import check_seed
 
 MODEL_SUFFIXES = (".npz", ".zip")
-EXIT_MISSING_EXTRA = 1
 # agents.alphazero.policy.MAX_SIMULATIONS, kept here so that checking a spec imports no torch
 # (a test checks that the two agree).
 MAX_SIMULATIONS = 10_000

@@ -18,8 +18,8 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
-from gym_tictactoe.envs.env import as_cell
 from gym_tictactoe.game import Rules
+from gym_tictactoe.game.positions import as_cell
 from gym_tictactoe.players import stochastic
 
 NOT_A_CELL = -2  # moves table entry for an output naming no cell: no cell on any board

@@ -12,11 +12,10 @@ from gym_tictactoe.players.protocol import (
     Opponent,
     Player,
     as_player,
-    board_cells,
     checked_moves,
     pick,
     reset_opponent,
 )
 
 __all__ = ["ActPlayer", "BatchPlayer", "Boards", "Cells", "LoopPlayer", "Opponent", "Player",
-           "as_player", "board_cells", "checked_moves", "pick", "reset_opponent"]
+           "as_player", "checked_moves", "pick", "reset_opponent"]

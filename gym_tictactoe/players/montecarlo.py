@@ -60,7 +60,7 @@ class MonteCarloOpponent(Player):
             return self.act_code(position.code, position.mark, rng)
         return self.act_cells(position.cells, position.mark, rng)
 
-    def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
+    def act_code(self, code: game.Code, mark: int, rng: np.random.Generator) -> int:
         tables = self.rules.tables
         moves = np.flatnonzero(tables.legal_mask[code])
         starts = np.repeat(tables.next[code, moves].astype(np.int64), self.playouts)

@@ -23,9 +23,9 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
+from gym_tictactoe.game.batch import Batch, Boards
 from gym_tictactoe.game.positions import Position, as_cell, from_board
 
-Boards = npt.NDArray[np.intp]  # indices of boards in the batch
 Cells = npt.NDArray[np.int16]
 
 
@@ -35,12 +35,12 @@ class Opponent(Protocol):
 
 
 class BatchPlayer(Protocol):
-    """A player's replies on many boards at once; ``boards`` are indices into the batch, and
-    ``positions`` their codes (tabled boards) or the env's whole batch (``vector_boards``)."""
+    """A player's replies on many boards at once: ``boards`` are the indices, into the env's
+    whole ``batch`` (``game.batch``), of the boards that need a reply."""
 
     def reset(self, boards: Boards, rng: np.random.Generator) -> None: ...
 
-    def act(self, positions: Any, boards: Boards, rng: np.random.Generator) -> Cells: ...
+    def act(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells: ...
 
 
 def pick(choices: Sequence[int] | npt.NDArray, rng: np.random.Generator,
@@ -158,19 +158,12 @@ class LoopPlayer:
         for board in boards.tolist():
             self.players[board].reset(rng)
 
-    def act(self, positions: Any, boards: Boards, rng: np.random.Generator) -> Cells:
-        cells = board_cells(self.rules, positions, boards)
+    def act(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells:
+        cells = batch.cells(boards)
         marks = game.SWAP[self.agents[boards]].tolist()
         moves = [self.players[b].act(c.copy(), m, rng)
                  for b, c, m in zip(boards.tolist(), cells, marks, strict=True)]
         return checked_moves(moves, cells, self.players[0])
-
-
-def board_cells(rules: game.Rules, positions: Any, boards: Boards) -> npt.NDArray[np.int8]:
-    """The absolute cells of ``boards``: ``positions`` are their codes or the whole batch."""
-    if isinstance(positions, np.ndarray):
-        return rules.tables.cells[positions]
-    return positions.cells(boards)
 
 
 def checked_moves(moves: list, cells: npt.NDArray[np.int8], player: Any) -> Cells:

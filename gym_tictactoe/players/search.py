@@ -18,10 +18,10 @@ import numpy.typing as npt
 
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, check_number
+from gym_tictactoe.game import MAX_SIDE
 from gym_tictactoe.players.compiled import Search, compiled, lent_table, table_slots
 from gym_tictactoe.players.threats import geometry
 
-MAX_SIDE = 15
 # A generous ceiling: a million positions take a few seconds and a transposition table of 48 MB
 # on 15x15 gomoku (docs/limits.md has the measured figures).
 MAX_NODES = 1_000_000
