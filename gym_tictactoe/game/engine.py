@@ -252,6 +252,7 @@ class Rules:
         no line is checked."""
         codes = self._codes(codes)
         empty = self.cells_of(codes) == EMPTY
+        assert self.pow3 is not None  # codes in an int64 array: the board's codes fit one
         return np.where(empty, codes[:, None] + mark * self.pow3, -1)
 
     @property
