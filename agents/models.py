@@ -1,7 +1,7 @@
 """Load any model file this project writes as a Policy, telling the kinds apart by content.
 
 All kinds are zip archives: a Q-table ``.npz`` (``QLearningAgent.save``) holds ``format.npy``;
-an SB3 model (``agents.sb3_files.save_model``) holds SB3's members and our ``gym_tictactoe.json``;
+an SB3 model (``agents.sb3.files.save_model``) holds SB3's members and our ``gym_tictactoe.json``;
 an AlphaZero ``.npz`` (``agents.alphazero.files.save``) holds ``alphazero.npy``.
 """
 
@@ -18,7 +18,7 @@ from gym_tictactoe.extras import require
 from gym_tictactoe.files import existing_file
 
 EXPECTED = ("a Q-table .npz written by QLearningAgent.save, an SB3 .zip written by "
-            "agents.sb3_files.save_model or an AlphaZero .npz written by "
+            "agents.sb3.files.save_model or an AlphaZero .npz written by "
             "agents.alphazero.files.save (train.py writes each)")
 
 
@@ -61,7 +61,7 @@ def load_policy(path: str | os.PathLike, *, stochastic: bool = False,
     if kind == "alphazero":
         return _alphazero(path, stochastic, max_simulations), kind
     if kind == "q":
-        from agents.q_learning import QLearningAgent
+        from agents.tabular.q_learning import QLearningAgent
 
         if stochastic:
             raise ValueError(f"{path} is a Q-table, which plays its greedy move: it has no "
@@ -70,8 +70,8 @@ def load_policy(path: str | os.PathLike, *, stochastic: bool = False,
     for module in ("torch", "stable_baselines3", "sb3_contrib"):  # only when needed
         require(module, "sb3", "loading an SB3 model")
     from agents.sb3 import ModelPolicy
-    from agents.sb3_files import read_model
-    from agents.sb3_network import build_policy
+    from agents.sb3.files import read_model
+    from agents.sb3.network import build_policy
 
     # One reading of the file, and the policy alone: playing needs no buffer, env or optimiser.
     model = read_model(path)

@@ -80,7 +80,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def _add_long_runs(parser: argparse.ArgumentParser) -> None:
-    from agents.run_arguments import checked
+    from agents.run.flags import checked
 
     long_runs = parser.add_argument_group("long runs (--minutes)")
     long_runs.add_argument("--minutes", type=checked(float, 0), default=None,
@@ -204,7 +204,7 @@ def speed_table(args: argparse.Namespace) -> int:
     """``--speed``: every board in this process, then in each count of Ray workers."""
     import platform
 
-    from agents.numerics import cpu_model
+    from agents.run.numerics import cpu_model
 
     load, rows = os.getloadavg(), [speed(board, rounds=args.rounds) for board in args.speed]
     if args.workers:

@@ -79,7 +79,7 @@ def command_for(args: argparse.Namespace, seed: int, runs_dir: Path) -> list[str
     """The train.py command for ``seed``: a new run, or with ``--resume`` the continuation of
     the latest one in ``runs_dir`` (None: it has trained its minutes already)."""
     from agents.alphazero.state import STATE_FILE, read_progress
-    from agents.run_folder import run_folders
+    from agents.run.folder import run_folders
 
     budget = ["--minutes", str(args.minutes), "--eval-minutes", str(args.eval_minutes),
               "--games", FINAL_GAMES, "--no-progress"]
@@ -128,7 +128,7 @@ def update(runs_dir: Path, stem: str, entry: dict[str, Any], seen: int | None,
     """Read the latest run's state when it changed since ``seen`` (its mtime): the curve so
     far into ``entry``, saved, and one line printed. Returns what was seen."""
     from agents.alphazero.state import STATE_FILE, read_progress
-    from agents.run_folder import run_folders
+    from agents.run.folder import run_folders
 
     found = run_folders(runs_dir, stem) if runs_dir.is_dir() else []
     try:

@@ -39,7 +39,7 @@ BUILT_IN = ("random", "heuristic", "montecarlo", "mcts", "alphabeta")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    from agents.run_arguments import checked
+    from agents.run.flags import checked
     from gym_tictactoe.cli.arguments import (
         board_arg,
         non_negative_int,

@@ -5,7 +5,7 @@ time?
     python -m benchmarks q_batched --boards 4x4x3 --batches 1024 4096 --rounds 1
 
 Per board, in one run: episodes per second of ``QLearningAgent.train`` on one ``TicTacToeEnv``
-(``--episodes`` episodes) and of ``agents.q_batched.train_batched`` on a vector env of each of
+(``--episodes`` episodes) and of ``agents.tabular.batched.train_batched`` on a vector env of each of
 ``--batches`` boards (``max(--episodes, 100 x batch)`` episodes), train.py's settings otherwise
 (``TRAINING_OPPONENT`` in both seats, exploring starts, seed 0). The measurements alternate, best
 of ``--rounds`` each, setup (the board's index and solution) excluded: the machine is shared, so
@@ -46,7 +46,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def sequential(rules: Any, episodes: int) -> float:
     from agents import EXPLORING_STARTS
-    from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
+    from agents.tabular.q_learning import TRAINING_OPPONENT, QLearningAgent
     from gym_tictactoe.envs.env import TicTacToeEnv
 
     board = {"rows": rules.rows, "cols": rules.cols, "win_length": rules.win_length}
@@ -57,8 +57,9 @@ def sequential(rules: Any, episodes: int) -> float:
 
 
 def batched(rules: Any, batch: int, episodes: int) -> float:
-    from agents import EXPLORING_STARTS, q_batched
-    from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
+    from agents import EXPLORING_STARTS
+    from agents.tabular import batched as q_batched
+    from agents.tabular.q_learning import TRAINING_OPPONENT, QLearningAgent
 
     agent = QLearningAgent(seed=0, rows=rules.rows, cols=rules.cols, win_length=rules.win_length)
     envs = q_batched.make_envs(agent, batch, TRAINING_OPPONENT, **EXPLORING_STARTS)

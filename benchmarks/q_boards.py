@@ -56,7 +56,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def make(size: tuple[int, int, int], seed: int, options: dict[str, Any] | None = None):
-    from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
+    from agents.tabular.q_learning import TRAINING_OPPONENT, QLearningAgent
     from gym_tictactoe.envs.env import TicTacToeEnv
 
     board = dict(zip(("rows", "cols", "win_length"), size, strict=True))

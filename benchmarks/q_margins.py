@@ -4,14 +4,14 @@ choices? The exact action values it converges to, by dynamic programming over ev
     python -m benchmarks q_margins --board 4x4x4 --out benchmarks/results/q_margins.json
 
 Q-learning against a stochastic opponent learns expected values against that opponent
-(``agents.q_learning``'s docstring), so its greedy move is perfect play only where the move with
-the best expected value keeps the game value. This computes, backwards layer by layer over every
-reachable position, the values Q-learning converges to (discount ``gamma``; the opponent plays a
-random legal move with probability ``--epsilon``, else one of the solver's best moves at random,
-``TRAINING_OPPONENT``), and counts the positions where a move of best expected value loses the
-game value (0 means perfect play is the fixed point) and the margin: how much better the best
-value-keeping move is than the best other one. The closer the margins, the less noise in the
-learnt values the greedy choice tolerates: a constant learning rate keeps some noise for ever.
+(``agents.tabular.q_learning``'s docstring), so its greedy move is perfect play only where the move
+with the best expected value keeps the game value. This computes, backwards layer by layer over
+every reachable position, the values Q-learning converges to (discount ``gamma``; the opponent plays
+a random legal move with probability ``--epsilon``, else one of the solver's best moves at random,
+``TRAINING_OPPONENT``), and counts the positions where a move of best expected value loses the game
+value (0 means perfect play is the fixed point) and the margin: how much better the best
+value-keeping move is than the best other one. The closer the margins, the less noise in the learnt
+values the greedy choice tolerates: a constant learning rate keeps some noise for ever.
 """
 
 from __future__ import annotations

@@ -8,19 +8,19 @@ on a 16-cell board?
     python -m benchmarks q_perfect --board 4x4x3 --self-play --focus-share 0.5
 
 Trains ``QLearningAgent(seed=SEED, board)`` (train.py's hyper-parameters unless ``--set`` says
-otherwise) with ``agents.q_batched.train_batched`` on ``--batch`` boards of the vector env against
-``TRAINING_OPPONENT`` in both seats with train.py's exploring starts, and evaluates it exactly
-(``evaluation.evaluate``: the optimal-move rate over every position, and a best response in each
-seat) every ``--eval-every`` episodes, until perfect play or ``--minutes`` of wall time. Progress,
-with an estimate of the time left, goes to stderr at every evaluation; the results JSON (curve,
-episodes and seconds to perfect, peak memory), rewritten at every evaluation so that a run
+otherwise) with ``agents.tabular.batched.train_batched`` on ``--batch`` boards of the vector env
+against ``TRAINING_OPPONENT`` in both seats with train.py's exploring starts, and evaluates it
+exactly (``evaluation.evaluate``: the optimal-move rate over every position, and a best response in
+each seat) every ``--eval-every`` episodes, until perfect play or ``--minutes`` of wall time.
+Progress, with an estimate of the time left, goes to stderr at every evaluation; the results JSON
+(curve, episodes and seconds to perfect, peak memory), rewritten at every evaluation so that a run
 stopped early keeps its curve, to ``--out`` (default under runs/).
 
 ``--focus-share`` (with ``--back-share``, ``--ahead-share``) aims that share of the exploring
-starts at the positions the last evaluation found played wrong (``agents.q_starts``);
-``--alpha-end`` anneals the learning-rate floor at each evaluation (both ``agents.q_focus``, which
-``train.py --algo q`` applies with the same flags); ``--self-play`` trains against the agent's
-own snapshots as ``train.py --opponent self`` does.
+starts at the positions the last evaluation found played wrong (``agents.tabular.starts``);
+``--alpha-end`` anneals the learning-rate floor at each evaluation (both ``agents.tabular.focus``,
+which ``train.py --algo q`` applies with the same flags);
+``--self-play`` trains against the agent's own snapshots as ``train.py --opponent self`` does.
 """
 
 from __future__ import annotations
@@ -34,14 +34,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.q_focus import ALPHA_EPISODES
+from agents.tabular.focus import ALPHA_EPISODES
 from benchmarks.commands import argument_parser, command_line
 from benchmarks.progress import RUNS, line, results_file, writable, write_json
 from gym_tictactoe.cli.arguments import board_arg, positive_int, probability, seed_arg
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    from agents.run_arguments import checked
+    from agents.run.flags import checked
 
     parser = argument_parser(__name__, __doc__)
     parser.add_argument("--board", type=board_arg, default="4x4x3", help="RxCxK, at most 16 cells")
@@ -75,10 +75,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def _add_steering(parser: argparse.ArgumentParser) -> None:
-    """The flags that steer the random starts and the learning rate (``agents.q_focus``)."""
+    """The flags that steer the random starts and the learning rate (``agents.tabular.focus``)."""
     parser.add_argument("--focus-share", type=probability, default=0.0,
                         help="share of the random starts on the positions played wrong at the "
-                             "last checkpoint (agents.q_starts)")
+                             "last checkpoint (agents.tabular.starts)")
     parser.add_argument("--back-share", type=probability, default=0.0,
                         help="share of the random starts on those positions' predecessors")
     parser.add_argument("--ahead-share", type=probability, default=0.0,
@@ -106,9 +106,10 @@ def hyper_parameters(pairs: list[str]) -> dict[str, float]:
 def run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """Train until perfect or out of time, writing the results to ``out`` at every checkpoint
     (a killed run keeps its curve)."""
-    from agents import q_batched, start_options
-    from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
+    from agents import start_options
     from agents.self_play import SnapshotPool
+    from agents.tabular import batched as q_batched
+    from agents.tabular.q_learning import TRAINING_OPPONENT, QLearningAgent
     from gym_tictactoe import evaluation
 
     rules, begun = args.board, time.perf_counter()
@@ -148,7 +149,7 @@ class Checkpoint:
 
     def __init__(self, args: argparse.Namespace, agent: Any, envs: Any, results: dict,
                  out: Path) -> None:
-        from agents.q_focus import Focus, Steering
+        from agents.tabular.focus import Focus, Steering
 
         self.args, self.results, self.out = args, results, out
         self.start, self.evaluating = time.perf_counter(), 0.0
@@ -157,7 +158,7 @@ class Checkpoint:
         self.steering = Steering(focus, agent, envs)  # the rule train.py --algo q applies too
 
     def __call__(self, agent: Any, trained: int) -> bool:
-        from agents.q_focus import evaluate
+        from agents.tabular.focus import evaluate
 
         began = time.perf_counter()
         report, moves = evaluate(agent)

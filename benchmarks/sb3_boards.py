@@ -4,7 +4,7 @@
     python -m benchmarks sb3_boards --out benchmarks/results/sb3_boards.json   # committed
 
 Each (algorithm, board) is one ``train.py --algo ALGO --board BOARD --timesteps T --eval-every E``
-run in a new process with the reproducible kernels (``agents.numerics.REPRODUCIBLE``), into a
+run in a new process with the reproducible kernels (``agents.run.numerics.REPRODUCIBLE``), into a
 temporary folder removed afterwards. Its learning curve has, at every checkpoint, the exact
 optimal-move rate over every position and each seat's result against a best response. The JSON
 is rewritten after every run, so a stopped benchmark keeps the runs it finished. Timesteps
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.numerics import REPRODUCIBLE
+from agents.run.numerics import REPRODUCIBLE
 from benchmarks.commands import argument_parser, command_line
 from benchmarks.progress import RUNS, Progress, results_file, train_results, writable, write_json
 from benchmarks.progress import board as board_name

@@ -6,7 +6,7 @@
 ``sb3_boards.py`` measures ``train.py``'s defaults at 1M and 5M timesteps; this benchmark changes
 one hyper-parameter of the network or of learning (``VARIANTS``) and trains each variant for the
 same budget on the same seed, with the default itself among them so that every row comes from
-the same code path and kernels (``agents.numerics.REPRODUCIBLE``, set before torch is imported).
+the same code path and kernels (``agents.run.numerics.REPRODUCIBLE``, set before torch is imported).
 Each run is ``agents.sb3.train`` with ``train.py``'s environment (canonical boards, exploring
 starts on 75% of the episodes, the minimax-with-20%-random curriculum), evaluated exactly at the
 end: the optimal-move rate over every position and each seat's result against a best response.
@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from agents.numerics import REPRODUCIBLE, numerics
+from agents.run.numerics import REPRODUCIBLE, numerics
 from benchmarks.commands import argument_parser, command_line
 from benchmarks.progress import RUNS, Progress, results_file, writable, write_json
 from gym_tictactoe.cli.arguments import positive_int, seed_arg

@@ -13,7 +13,7 @@ game tree, which only measures (and stops the run once perfect)::
 The table gives, per run, the first perfect checkpoint (or none within the budget), the best
 optimal-move rate and the final best-response results. Episodes reproduce exactly; timesteps on
 any x86-64 machine with the same library versions, since the SB3 runs use torch's generic CPU
-kernels and MKL's SSE2 path (``agents.numerics.REPRODUCIBLE``; ``--native-kernels``: the CPU's
+kernels and MKL's SSE2 path (``agents.run.numerics.REPRODUCIBLE``; ``--native-kernels``: the CPU's
 own, faster, but then the timesteps depend on the CPU). Wall times depend on the machine and its
 load. The runs and summary go to ``--out`` (by default under runs/). A line after each run
 estimates the time left; runs off 3x3 (minutes each) show train.py's own progress bar.
@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.numerics import REPRODUCIBLE
-from agents.run_folder import run_folders
+from agents.run.folder import run_folders
+from agents.run.numerics import REPRODUCIBLE
 from benchmarks.commands import argument_parser, command_line
 from benchmarks.progress import RUNS as RUNS_FOLDER
 from benchmarks.progress import Progress, writable

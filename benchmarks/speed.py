@@ -18,7 +18,7 @@ board, the agent's or the opponent's.
   PettingZoo's ``tictactoe_v3.env()`` (AEC) and OpenSpiel's ``tic_tac_toe`` driven from Python.
 * vector env (minimax opponent) against pgx's ``tic_tac_toe`` under ``jax.jit(jax.vmap(...))``
   with auto-reset, compile time excluded, ``block_until_ready``.
-* MaskablePPO timesteps/s on ``agents.sb3_vec.TicTacToeSB3VecEnv`` against SB3's ``DummyVecEnv``
+* MaskablePPO timesteps/s on ``agents.sb3.vec_env.TicTacToeSB3VecEnv`` against SB3's ``DummyVecEnv``
   of monitored ``TicTacToeEnv`` s with as many boards: rollout collection alone, with the ceiling
   any env could reach (SB3 on a frozen env that costs nothing), and ``learn`` with one epoch.
 * the solver's full build, and ``import gym_tictactoe`` after ``import gymnasium`` (new process).
@@ -146,7 +146,7 @@ def sb3_env(kind: str, boards: int) -> Any:
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from agents.sb3_vec import TicTacToeSB3VecEnv
+    from agents.sb3.vec_env import TicTacToeSB3VecEnv
     from gym_tictactoe.envs.env import TicTacToeEnv
 
     class Frozen(TicTacToeSB3VecEnv):
@@ -168,7 +168,7 @@ def sb3_run(kind: str, boards: int, learn: bool) -> Play:
     import torch
     from sb3_contrib import MaskablePPO
 
-    torch.set_num_threads(1)  # fastest for these small networks (see agents/sb3.py)
+    torch.set_num_threads(1)  # fastest for these small networks (see agents/sb3/training.py)
     n_steps = SB3_ROLLOUT // boards
     model = MaskablePPO("MlpPolicy", sb3_env(kind, boards), n_steps=n_steps, batch_size=256,
                         n_epochs=1, seed=0, policy_kwargs={"net_arch": [64, 64]})
@@ -298,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
                    "value": median_ms,
                    "status": "PASS" if median_ms <= alphabeta.TARGET_MS else "MISS"})
     print_targets(checks, notes)
-    from agents.numerics import numerics
+    from agents.run.numerics import numerics
 
     args.json.parent.mkdir(parents=True, exist_ok=True)
     data = {"environment": environment(), "numerics": numerics(), "quick": args.quick,

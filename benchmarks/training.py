@@ -18,7 +18,7 @@ its final model averaged over the 8 symmetries at play time (``SymmetrizedPolicy
 retraining.
 
 Timesteps reproduce on any x86-64 machine with the same library versions: the runs use torch's
-generic CPU kernels and MKL's SSE2 code path (``agents.numerics.REPRODUCIBLE``), since the
+generic CPU kernels and MKL's SSE2 code path (``agents.run.numerics.REPRODUCIBLE``), since the
 kernels a CPU picks by itself round differently and PPO learns differently from them
 (``--native-kernels`` to use them anyway: faster, but the timesteps then depend on the CPU). Wall
 times depend on the machine and its load (``--jobs 2`` runs two trainings at once, one per core,
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import sb3
-from agents.numerics import REPRODUCIBLE, numerics
+from agents.run.numerics import REPRODUCIBLE, numerics
 from benchmarks.commands import argument_parser, command_line
 from benchmarks.progress import RUNS, Progress, processes, results_file, writable
 from gym_tictactoe import evaluation
@@ -138,7 +138,7 @@ def run_all(args: argparse.Namespace) -> list[dict[str, Any]]:
             for algo in args.algos for variant in args.variants for seed in seeds(variant)]
     runs, progress = [], Progress(len(jobs))
     # Spawned workers: a forked torch may hang; each worker sets its own single thread, and
-    # reads the kernel variables when it imports torch (agents.numerics).
+    # reads the kernel variables when it imports torch (agents.run.numerics).
     with _kernels(args.native_kernels), ProcessPoolExecutor(
             max_workers=args.jobs, mp_context=get_context("spawn")) as pool:
         for run in pool.map(_run_job, jobs):
@@ -152,7 +152,8 @@ def run_all(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 @contextmanager
 def _kernels(native: bool) -> Iterator[None]:
-    """``agents.numerics.REPRODUCIBLE`` in the environment the workers inherit, unless native."""
+    """``agents.run.numerics.REPRODUCIBLE`` in the environment the workers inherit, unless
+    native."""
     saved = {name: os.environ.get(name) for name in REPRODUCIBLE}
     if not native:
         os.environ.update(REPRODUCIBLE)

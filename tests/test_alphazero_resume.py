@@ -15,10 +15,10 @@ from train_helpers import usage_error
 
 import train
 from agents.alphazero import AlphaZeroSettings, PlaySettings, Trainer, files
-from agents.alphazero import run as az_run
 from agents.alphazero.network import NetworkSettings
 from agents.alphazero.state import STATE_FILE, load_state, save_state
 from agents.alphazero.training import Schedule
+from agents.run import alphazero as az_run
 from gym_tictactoe import game
 
 SMALL = AlphaZeroSettings(play=PlaySettings(simulations=4), network=NetworkSettings(8, 1),
@@ -91,7 +91,7 @@ def test_train_py_resumes_an_interrupted_run_into_the_same_folder(tmp_path, monk
 
 def test_a_run_that_is_training_cannot_be_resumed_by_a_second_process(tmp_path, monkeypatch,
                                                                       capsys):
-    from agents.run_folder import LOCK
+    from agents.run.folder import LOCK
 
     real, refused = az_run.save_state, []
 
@@ -153,7 +153,7 @@ def test_the_bar_of_a_run_that_stops_at_perfect_play_shows_no_total_or_time_left
 
 
 def test_the_run_folder_knows_the_state_file_by_name():
-    from agents.run_folder import STATE
+    from agents.run.folder import STATE
 
     assert STATE == STATE_FILE
 

@@ -460,7 +460,7 @@ def _read_until(fd: int, marker: bytes | None, wait: float = 60,
 # --- saved models: evaluate two, arena players -----------------------------------------------
 
 def _q_model(path: Path, episodes: int, **board) -> Path:
-    from agents.q_learning import QLearningAgent
+    from agents.tabular.q_learning import QLearningAgent
     from gym_tictactoe.envs.env import TicTacToeEnv
 
     agent = QLearningAgent(seed=0, **board)

@@ -129,7 +129,7 @@ def test_a_model_takes_no_other_option(model, capsys, option):
 
 
 def test_simulations_for_a_model_without_search_are_refused(tmp_path, capsys, monkeypatch):
-    from agents.q_learning import QLearningAgent
+    from agents.tabular.q_learning import QLearningAgent
 
     q = QLearningAgent(seed=0).save(tmp_path / "q.npz")
     sb3 = tmp_path / "sb3.zip"

@@ -187,7 +187,7 @@ def test_speed_reports_each_group(monkeypatch, capsys):
 
 
 def test_numerics_say_which_kernels_and_threads_ran():
-    from agents import numerics
+    from agents.run import numerics
 
     found = numerics.numerics()
     assert found["cpu"] and found["cpus"] == os.cpu_count()

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from bench_helpers import benchmark_module
 
-from agents.q_learning import QLearningAgent
 from agents.self_play import SnapshotPool, train_q
+from agents.tabular.q_learning import QLearningAgent
 from gym_tictactoe import evaluation, game
 from gym_tictactoe.envs.env import TicTacToeEnv
 from gym_tictactoe.players.opponents import MixtureOpponent

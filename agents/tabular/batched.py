@@ -34,15 +34,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents.q_learning import Callback, QLearningAgent, TrainingStats, _progress_bar
-from agents.q_tables import block_offsets
+from agents.tabular.q_learning import Callback, QLearningAgent, TrainingStats, _progress_bar
+from agents.tabular.tables import block_offsets
 from gym_tictactoe.checks import check_int
 
 # Boards per step by default (benchmarks/q_batched.py measures the speed). On 3x3, 64 boards need
-# no more episodes than one board at a time (median to perfect play over seeds 0-9: 25.5k, one
-# board 30k) and train 3-4 times faster in wall time; 128 boards need more (29.5k), and batching
-# pays from about 16 boards. On 16 cells a step is mostly random reads in tables of hundreds of
-# MB: bigger batches gain up to 4,096 boards, little beyond (16,384: +1% on 4x4x3, +18% on 4x4x4).
+# no more episodes than one board at a time and train several times faster in wall time; 128
+# boards need more, and batching pays from a few boards on. On 16 cells a step is mostly random
+# reads in tables of hundreds of MB: bigger batches gain up to 4,096 boards, little beyond (the
+# figures: docs/figures.md, "Tabular Q-learning" and "Batched tabular Q-learning").
 SMALL_BATCH, BIG_BATCH = 64, 4096
 
 
@@ -126,8 +126,7 @@ def train_self_play(agent: QLearningAgent, pool: Any, episodes: int, refresh_eve
     ``envs``: the vector env to train on, made by the caller (``make_envs`` with
     ``pool.opponent()``, to aim its starts between checkpoints); then ``batch``,
     ``agent_mark`` and ``env_options`` are its own."""
-    from agents import EXPLORING_STARTS
-    from agents.self_play import next_mark
+    from agents import EXPLORING_STARTS, next_mark
 
     if envs is None:
         options = EXPLORING_STARTS if env_options is None else env_options
