@@ -70,4 +70,4 @@ bench: $(ALL)
 	$(PY) -m benchmarks speed --require-peers
 
 clean:
-	rm -rf $(VENV) runs site .pytest_cache
+	rm -rf $(VENV) runs site .pytest_cache .mypy_cache

@@ -26,8 +26,8 @@ import numpy as np
 Mutator = Callable[[bytes, np.random.Generator], bytes]
 Members = list[tuple[zipfile.ZipInfo, bytes]]
 NON_FINITE = (float("nan"), float("inf"), float("-inf"), 1e308)
-HOSTILE = (-1, 0, 1, 2**31, 2**63, 10**7, 10**12, 1e-308, 0.5, "", "x" * 300, None, True, [], {},
-           [[1, 2]], {"a": 1})
+HOSTILE: tuple[Any, ...] = (-1, 0, 1, 2**31, 2**63, 10**7, 10**12, 1e-308, 0.5, "", "x" * 300,
+                           None, True, [], {}, [[1, 2]], {"a": 1})
 
 
 # --- the bytes as they lie ------------------------------------------------------------------

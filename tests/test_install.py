@@ -81,7 +81,7 @@ def test_make_test_checks_the_types_with_a_pinned_mypy_strict_about_none():
     assert "mypy==2.4.1" in extras()["dev"]
     with open(ROOT / "pyproject.toml", "rb") as file:
         config = tomllib.load(file)["tool"]["mypy"]
-    assert {"gym_tictactoe", "agents", "train.py"} <= set(config["files"])
+    assert {"gym_tictactoe", "agents", "train.py", "benchmarks"} <= set(config["files"])
     assert config["check_untyped_defs"] and config["warn_unused_ignores"]
     assert config.get("strict_optional", True) and config["no_implicit_optional"]
     assert "ignore_missing_imports" not in config  # only per module, for packages without types
