@@ -30,9 +30,9 @@ class TablePlayer:
     """A table opponent over codes of a tabled board: a uniform candidate, or the lowest one
     when deterministic."""
 
-    def __init__(self, table: npt.NDArray[np.bool_], deterministic: bool, name: str,
+    def __init__(self, table: npt.ArrayLike, deterministic: bool, name: str,
                  rules: game.Rules) -> None:
-        table = np.asarray(table, dtype=bool)
+        table = np.asarray(table, dtype=bool)  # any 0/1 table: the tables' legal masks too
         _check_table(table, name, rules)
         self.n = rules.n_cells
         self.count = table.sum(axis=1)
