@@ -56,6 +56,7 @@ play: $(CORE)
 
 test: $(ALL)
 	$(VENV)/bin/ruff check .
+	$(PY) -m mypy
 	$(PY) -m pytest
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
@@ -69,4 +70,4 @@ bench: $(ALL)
 	$(PY) -m benchmarks speed --require-peers
 
 clean:
-	rm -rf $(VENV) runs site .pytest_cache
+	rm -rf $(VENV) runs site .pytest_cache .mypy_cache

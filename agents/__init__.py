@@ -3,13 +3,15 @@
 pools (``self_play``), and the training run with its command line (``run``: ``train.py``).
 This module holds what every agent's training shares: where its episodes begin."""
 
+from typing import Any
+
 # Where every agent's training episodes begin by default: three quarters at a uniformly drawn
 # reachable unfinished position, the agent playing the side to move (exploring starts), a
 # quarter at the empty board. Games from the empty board rarely reach the positions that follow
 # mistakes, and a best response steers into exactly those: what they buy each agent is measured
 # in docs/figures.md ("What each change buys", "Self-play", the 4x4 and 3x3 tabular runs).
 # A quarter still starts empty: with every episode started at random MaskablePPO kept losing as O.
-EXPLORING_STARTS = {"start": "random", "start_probability": 0.75}
+EXPLORING_STARTS: dict[str, Any] = {"start": "random", "start_probability": 0.75}
 
 
 def start_options(start: str | None = None, probability: float | None = None,

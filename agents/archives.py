@@ -21,16 +21,20 @@ from contextlib import contextmanager
 from gym_tictactoe.files import open_regular
 from gym_tictactoe.files.npz import check_directory
 
+_LZMA_ERRORS: tuple[type[Exception], ...]
 try:
     from lzma import LZMAError
+
+    _LZMA_ERRORS = (LZMAError,)
 except ImportError:  # Python built without lzma: zipfile then refuses LZMA members itself
-    LZMAError = zlib.error
+    _LZMA_ERRORS = ()
 
 MAX_MEMBERS = 16  # a Q-table file holds 6 members, an SB3 one 7
 MAX_FILE_BYTES = 2**34  # far above any model of ours: each member has its own, tighter bound
 
-ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, LZMAError, EOFError, OSError,
-              NotImplementedError, RuntimeError, UnicodeDecodeError, struct.error, OverflowError)
+ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, *_LZMA_ERRORS, EOFError,
+              OSError, NotImplementedError, RuntimeError, UnicodeDecodeError, struct.error,
+              OverflowError)
 Bad = Callable[[str], Exception]
 
 

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -57,8 +58,10 @@ def ours_vector(rows: int, cols: int, win_length: int, boards: int = VECTOR_BOAR
 
     import gym_tictactoe  # noqa: F401
 
-    envs = gym.make_vec("TicTacToe-v0", num_envs=boards, opponent="random", rows=rows, cols=cols,
-                        win_length=win_length, vectorization_mode="vector_entry_point")
+    # Any: make_vec types it as a VectorEnv, but it is ours, with action_masks().
+    envs: Any = gym.make_vec("TicTacToe-v0", num_envs=boards, opponent="random", rows=rows,
+                             cols=cols, win_length=win_length,
+                             vectorization_mode="vector_entry_point")
     rng = np.random.default_rng(0)
     state = {"mask": envs.reset(seed=0)[1]["action_mask"], "waiting": 0}
 
@@ -103,7 +106,7 @@ def openspiel(name: str, params: dict[str, Any]) -> Play:
 
 def groups() -> dict[str, dict[str, Callable[[], Play]]]:
     """Contender groups for ``timing.measure``: the first of each is ours."""
-    found = {
+    found: dict[str, dict[str, Callable[[], Play]]] = {
         "single env minimax, 3x3 vs 4x4x4, moves/s": {
             "gym-tictactoe 3x3x3": lambda: ours_single(3, 3, 3, "minimax"),
             "gym-tictactoe 4x4x4": lambda: ours_single(4, 4, 4, "minimax"),
@@ -113,10 +116,10 @@ def groups() -> dict[str, dict[str, Callable[[], Play]]]:
         params = {"m": size[0], "n": size[1], "k": size[2]}
         name = "mnk" if label == "6x6x4" else "gomoku"
         found[f"random play {label}, moves/s"] = {
-            "gym-tictactoe single": lambda s=size: ours_single(*s, "random"),
-            f"OpenSpiel {name}": lambda n=name, p=params: openspiel(
-                n, p if n == "mnk" else {"size": 15, "connect": 5}),
-            f"gym-tictactoe vector B={VECTOR_BOARDS}": lambda s=size: ours_vector(*s),
+            "gym-tictactoe single": partial(ours_single, *size, "random"),
+            f"OpenSpiel {name}": partial(
+                openspiel, name, params if name == "mnk" else {"size": 15, "connect": 5}),
+            f"gym-tictactoe vector B={VECTOR_BOARDS}": partial(ours_vector, *size),
         }
     return found
 

@@ -74,6 +74,7 @@ def fuzz_target(args: argparse.Namespace, target: str) -> dict[str, Any]:
                                for k in ("count", "seed", "memory-mib", "seconds")))
         pending = None
         with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env) as worker:
+            assert worker.stdout is not None  # stdout=PIPE
             for line in worker.stdout:
                 record = json.loads(line)
                 if "outcome" not in record:  # the worker is about to load this one
@@ -115,9 +116,9 @@ def work(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary)
         original = target.make(folder)
-        outcome = attempt(target, folder / target.file_name, original)
-        if outcome[0] != "loaded":
-            sys.exit(f"error: the original {target.name} file does not load: {outcome}")
+        first = attempt(target, folder / target.file_name, original)
+        if first[0] != "loaded":
+            sys.exit(f"error: the original {target.name} file does not load: {first}")
         data = (folder / target.file_name).read_bytes()
         path = folder / "mutant" / target.file_name
         path.parent.mkdir()

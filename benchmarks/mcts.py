@@ -59,6 +59,7 @@ def play_game(rules: game.Rules, simulations: int, seed: int, ours_mark: int) ->
         start = time.process_time()
         if mark == ours_mark:
             move = ours.act(cells, mark, rng)
+            assert ours.last is not None  # act() just searched
             sims, who = ours.last.simulations, "ours"
         else:
             root = bot.mcts_search(state)
@@ -88,7 +89,7 @@ def _winner(rules: game.Rules, cells: np.ndarray) -> int:
 
 
 def measure(boards=BOARDS) -> dict:
-    results = {"uct_c": UCT_C, "solve": True, "rollouts_per_leaf": 1,
+    results: dict[str, Any] = {"uct_c": UCT_C, "solve": True, "rollouts_per_leaf": 1,
                "load_average_at_start": os.getloadavg()[0], "cpus": os.cpu_count(),
                "boards": []}
     for rows, cols, k, simulations, games in boards:

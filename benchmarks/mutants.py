@@ -26,8 +26,8 @@ import numpy as np
 Mutator = Callable[[bytes, np.random.Generator], bytes]
 Members = list[tuple[zipfile.ZipInfo, bytes]]
 NON_FINITE = (float("nan"), float("inf"), float("-inf"), 1e308)
-HOSTILE = (-1, 0, 1, 2**31, 2**63, 10**7, 10**12, 1e-308, 0.5, "", "x" * 300, None, True, [], {},
-           [[1, 2]], {"a": 1})
+HOSTILE: tuple[Any, ...] = (-1, 0, 1, 2**31, 2**63, 10**7, 10**12, 1e-308, 0.5, "", "x" * 300,
+                           None, True, [], {}, [[1, 2]], {"a": 1})
 
 
 # --- the bytes as they lie ------------------------------------------------------------------
@@ -92,15 +92,23 @@ def _pick(members: Members, rng: np.random.Generator, test: Callable[[str, bytes
     return None if not chosen else chosen[int(rng.integers(len(chosen)))]
 
 
+def _chosen(members: Members, rng: np.random.Generator, test: Callable[[str, bytes], bool]
+            = lambda name, content: True) -> int:
+    """``_pick`` where the file always has such a member (every file mutated here does)."""
+    index = _pick(members, rng, test)
+    assert index is not None  # a file of ours, or a zip inside one, has such a member
+    return index
+
+
 def remove(data: bytes, rng: np.random.Generator) -> bytes:
     members = read_members(data)
-    members.pop(_pick(members, rng))
+    members.pop(_chosen(members, rng))
     return write_members(members)
 
 
 def duplicate(data: bytes, rng: np.random.Generator) -> bytes:
     members = read_members(data)
-    index = _pick(members, rng)
+    index = _chosen(members, rng)
     members.insert(int(rng.integers(len(members) + 1)), members[index])
     return write_members(members)
 
@@ -108,7 +116,7 @@ def duplicate(data: bytes, rng: np.random.Generator) -> bytes:
 def rename(data: bytes, rng: np.random.Generator) -> bytes:
     """A member renamed to another's name, a new name, or one of odd characters."""
     members = read_members(data)
-    index = _pick(members, rng)
+    index = _chosen(members, rng)
     names = [info.filename for info, _ in members]
     name = str(rng.choice([*names, "extra.npy", "format.npy", "../x.npy", "a" * 300, "é.npy",
                            "weights", ""]))
@@ -120,7 +128,7 @@ def rename(data: bytes, rng: np.random.Generator) -> bytes:
 
 def add(data: bytes, rng: np.random.Generator) -> bytes:
     members = read_members(data)
-    content = members[_pick(members, rng)][1] if rng.random() < 0.5 else rng.bytes(100)
+    content = members[_chosen(members, rng)][1] if rng.random() < 0.5 else rng.bytes(100)
     name = str(rng.choice(["extra.npy", "alphazero.npy", "format.npy", "gym_tictactoe.json"]))
     members.insert(int(rng.integers(len(members) + 1)), (zipfile.ZipInfo(name), content))
     return write_members(members)
@@ -136,7 +144,7 @@ def inner(data: bytes, rng: np.random.Generator) -> bytes:
     """One member's content damaged (``flip``, ``cut``, ``repeat`` or, inside a member that is
     itself a zip, a member of that one), stored again with a valid CRC."""
     members = read_members(data)
-    index = _pick(members, rng, lambda name, content: len(content) > 0)
+    index = _chosen(members, rng, lambda name, content: len(content) > 0)
     info, content = members[index]
     if content.startswith(b"PK\x03\x04") and rng.random() < 0.5:
         changed = _mutate(content, rng, (remove, duplicate, rename, inner, dtype, shape))
@@ -259,12 +267,12 @@ def non_finite(data: bytes, rng: np.random.Generator) -> bytes:
         _float_record(info.filename, record) for info, record in read_members(content)))
     if floats is None and torch is not None:
         records = read_members(members[torch][1])
-        index = _pick(records, rng, lambda name, content: _float_record(name, content))
+        index = _chosen(records, rng, lambda name, content: _float_record(name, content))
         values = np.frombuffer(records[index][1], "<f4")
         records[index] = (records[index][0], _spoil(values, rng).tobytes())
         members[torch] = (members[torch][0], write_members(records))
         return write_members(members)
-    index = floats if floats is not None else _pick(
+    index = floats if floats is not None else _chosen(
         members, rng, lambda name, content: _is_npy(name, content)
         and npy_parts(content)[0]["descr"][1] in "iub")
     fields, body = npy_parts(members[index][1])

@@ -70,7 +70,7 @@ def processes(text: str) -> int:
 
     cpus = os.cpu_count() or 1
     try:
-        return check_int(int(text), "processes at once", 1, cpus,  # type: ignore[return-value]
+        return check_int(int(text), "processes at once", 1, cpus,
                          note=" (the CPUs here)")
     except ValueError as error:
         message = str(error) if "processes" in str(error) else f"expected an integer, got {text!r}"
@@ -182,6 +182,7 @@ def train_results(program: str, command: list[str], folder: Path, what: str,
     env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
     with subprocess.Popen([sys.executable, *command], cwd=root, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, env=env) as child:
+        assert child.stdout is not None  # stdout=PIPE
         for text in child.stdout:
             if text.strip():
                 last = text.strip()

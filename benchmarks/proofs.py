@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _cores() -> int:
+def _cores() -> int | None:  # os.cpu_count() may not know
     import os
 
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()

@@ -49,7 +49,7 @@ def sequential(rules: Any, episodes: int) -> float:
     from agents.tabular.q_learning import TRAINING_OPPONENT, QLearningAgent
     from gym_tictactoe.envs.env import TicTacToeEnv
 
-    board = {"rows": rules.rows, "cols": rules.cols, "win_length": rules.win_length}
+    board = rules.kwargs
     agent = QLearningAgent(seed=0, **board)
     env = TicTacToeEnv(TRAINING_OPPONENT, agent_mark="random", **board, **EXPLORING_STARTS)
     stats = agent.train(env, episodes, seed=0)

@@ -58,8 +58,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def make(size: tuple[int, int, int], seed: int, options: dict[str, Any] | None = None):
     from agents.tabular.q_learning import TRAINING_OPPONENT, QLearningAgent
     from gym_tictactoe.envs.env import TicTacToeEnv
+    from gym_tictactoe.game.basics import BoardKwargs
 
-    board = dict(zip(("rows", "cols", "win_length"), size, strict=True))
+    rows, cols, win_length = size
+    board = BoardKwargs(rows=rows, cols=cols, win_length=win_length)
     env = TicTacToeEnv(TRAINING_OPPONENT, agent_mark="random", **board, **(options or {}))
     return QLearningAgent(seed=seed, **board), env
 

@@ -92,8 +92,8 @@ def _add_steering(parser: argparse.ArgumentParser) -> None:
                         help="over this many episodes (with --alpha-end)")
 
 
-def hyper_parameters(pairs: list[str]) -> dict[str, float]:
-    found = {}
+def hyper_parameters(pairs: list[str]) -> dict[str, Any]:  # QLearningConfig's fields
+    found: dict[str, Any] = {}
     for pair in pairs:
         name, _, value = pair.partition("=")
         try:

@@ -43,6 +43,7 @@ from gym_tictactoe.cli.arguments import board_arg, player_spec
 from gym_tictactoe.evaluation import best_response, perfect_results
 from gym_tictactoe.files import atomic_path
 from gym_tictactoe.players.opponents import parse_opponent
+from gym_tictactoe.players.protocol import AnswersBatch
 
 DEFAULT_OUT = Path("runs/benchmarks/search_exact.json")
 PLAYERS = ("mcts:max_simulations=1000,seed=0", "alphabeta")
@@ -117,12 +118,16 @@ class ModelPolicy:
     it is asked (a batch at a time: an AlphaZero search grows their trees side by side)."""
 
     def __init__(self, spec: str, rules: game.Rules) -> None:
-        self.policy = cli_models.model_player(spec, rules, "measure").policy
-        self.rules, self.asked = rules, 0
+        policy = cli_models.model_player(spec, rules, "measure").policy
+        if not isinstance(policy, AnswersBatch):  # every saved model answers a batch
+            raise SystemExit(f"search_exact.py: {spec} does not answer a batch of positions")
+        self.policy: AnswersBatch = policy
+        self.rules = rules
+        self.asked: int = 0
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         self.asked += len(observations)
-        return self.policy.act_batch(observations, masks)
+        return np.asarray(self.policy.act_batch(observations, masks))
 
     def __call__(self, observation: np.ndarray, mask: np.ndarray) -> int:
         return int(self.act_batch(observation[None], mask[None])[0])

@@ -74,6 +74,7 @@ def speed_positions(rules: game.Rules, count: int, seed: int = 0) -> list[np.nda
     """``count`` positions after 4 to 14 moves of seeded random games, unfinished: openings and
     middle games, where a search spends its budget (later positions of random play are mostly
     decided in a few plies, and their searches end early)."""
+    found: list[np.ndarray]
     geo, rng, found = ab.geometry(rules.rows, rules.cols, rules.win_length), \
         np.random.default_rng(seed), []
     while len(found) < count:
@@ -89,7 +90,7 @@ def alphabeta_speed(rules: game.Rules, boards: list[np.ndarray], nodes: int) -> 
     old = legacy.old_alphabeta()(rules.rows, rules.cols, rules.win_length, max_nodes=nodes)
     new = AlphaBetaPlayer(rules.rows, rules.cols, rules.win_length, max_nodes=nodes)
     new.search(boards[0], _mark(boards[0]))  # compiled (or loaded from the cache) first
-    runs = {"old": [], "new": []}
+    runs: dict[str, list[tuple[int, float]]] = {"old": [], "new": []}
     for board in boards:
         for name, player in (("old", old), ("new", new)):
             start = time.process_time()

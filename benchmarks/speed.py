@@ -37,6 +37,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -152,6 +154,8 @@ def sb3_env(kind: str, boards: int) -> Any:
     class Frozen(TicTacToeSB3VecEnv):
         """Stuck at its first position, at no cost: what SB3 itself spends per step."""
 
+        frozen: Any  # the first observation, set below
+
         def step_wait(self) -> Any:
             none = np.zeros(self.num_envs, dtype=bool)
             return self.frozen, none.astype(np.float32), none, [{} for _ in none]
@@ -159,7 +163,8 @@ def sb3_env(kind: str, boards: int) -> Any:
     if kind == "dummy":
         thunk = lambda: Monitor(TicTacToeEnv(opponent="minimax", agent_mark="random"))  # noqa: E731
         return DummyVecEnv([thunk] * boards)
-    env = (Frozen if kind == "frozen" else TicTacToeSB3VecEnv)(boards, "minimax", "random", seed=0)
+    env: Any = (Frozen if kind == "frozen" else TicTacToeSB3VecEnv)(boards, "minimax", "random",
+                                                                     seed=0)
     env.frozen = env.reset()
     return env
 
@@ -178,6 +183,7 @@ def sb3_run(kind: str, boards: int, learn: bool) -> Play:
         if learn:  # two rollouts and two updates
             model.learn(2 * SB3_ROLLOUT, reset_num_timesteps=False)
             return 2 * SB3_ROLLOUT
+        assert model.env is not None  # built with one
         model.collect_rollouts(model.env, callback, model.rollout_buffer, n_steps)
         return SB3_ROLLOUT
     return play
@@ -216,18 +222,19 @@ def benchmark(quick: bool, notes: list[str], progress: Progress | None = None
          "OpenSpiel": openspiel_single}, rounds, seconds, notes)
     for boards in VECTOR_SIZES:
         results[f"vector env B={boards}, board-moves/s"] = measure(
-            {"gym-tictactoe": lambda b=boards: ours_vector(b),
-             "pgx vmap+jit": lambda b=boards: pgx_vector(b)}, rounds, seconds * 2, notes)
+            {"gym-tictactoe": partial(ours_vector, boards),
+             "pgx vmap+jit": partial(pgx_vector, boards)}, rounds, seconds * 2, notes)
     for learn, label in ((False, "rollouts"), (True, "learn, 1 epoch")):
         for boards in SB3_BOARDS:
-            group = {"TicTacToeSB3VecEnv": lambda b=boards, lr=learn: sb3_run("adapter", b, lr),
-                     "DummyVecEnv": lambda b=boards, lr=learn: sb3_run("dummy", b, lr)}
+            group: dict[str, Callable[[], Play]] = {
+                "TicTacToeSB3VecEnv": partial(sb3_run, "adapter", boards, learn),
+                "DummyVecEnv": partial(sb3_run, "dummy", boards, learn)}
             if not learn:  # the ceiling: SB3 with an env that costs nothing
-                group[FROZEN] = lambda b=boards: sb3_run("frozen", b, False)
+                group[FROZEN] = partial(sb3_run, "frozen", boards, False)
             results[f"MaskablePPO {label}, {boards} boards, timesteps/s"] = measure(
                 group, rounds, seconds * 2, notes)
-    for group, contenders in {**other_boards.groups(), **pettingzoo_speed.groups()}.items():
-        results[group] = measure(contenders, rounds, seconds * 2, notes)
+    for title, contenders in {**other_boards.groups(), **pettingzoo_speed.groups()}.items():
+        results[title] = measure(contenders, rounds, seconds * 2, notes)
     fixed = {"solver.solve() build": solver_seconds, "import gym_tictactoe": import_seconds}
     results["fixed costs, 1/s"] = {name: [1 / seconds() for _ in range(rounds + 4)]
                                    for name, seconds in fixed.items()}

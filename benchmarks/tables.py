@@ -119,11 +119,12 @@ def _seeds(count: int) -> str:
 
 def _spread(counts: list[int | None], unit: str) -> str:
     """perfect after 17,000-53,000 episodes, or how many runs were not perfect."""
-    if None in counts:
-        return f"perfect in {len(counts) - counts.count(None)} of {len(counts)} runs"
-    if min(counts) == max(counts):
-        return f"perfect after {min(counts):,} {unit}" + (" on each" if len(counts) > 1 else "")
-    return f"perfect after {min(counts):,}\N{EN DASH}{max(counts):,} {unit}"
+    known = [count for count in counts if count is not None]
+    if len(known) < len(counts):
+        return f"perfect in {len(known)} of {len(counts)} runs"
+    if min(known) == max(known):
+        return f"perfect after {min(known):,} {unit}" + (" on each" if len(known) > 1 else "")
+    return f"perfect after {min(known):,}\N{EN DASH}{max(known):,} {unit}"
 
 
 TABLES: dict[str, Callable[[Path], str]] = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -37,6 +37,13 @@ def is_number(value: Any) -> bool:
             and math.isfinite(value))
 
 
+# The overloads tell the type checker that only ``none=True`` can give None.
+@overload
+def check_int(value: Any, name: str, low: int | None = None, high: int | None = None, *,
+              none: Literal[False] = False, note: str = "") -> int: ...
+@overload
+def check_int(value: Any, name: str, low: int | None = None, high: int | None = None, *,
+              none: bool, note: str = "") -> int | None: ...
 def check_int(value: Any, name: str, low: int | None = None, high: int | None = None, *,
               none: bool = False, note: str = "") -> int | None:
     """``value`` as an int in [low, high] (either end open when None); None as it is when
@@ -51,6 +58,14 @@ def check_int(value: Any, name: str, low: int | None = None, high: int | None = 
     return int(value)
 
 
+@overload
+def check_number(value: Any, name: str, low: float | None = None, high: float | None = None,
+                 *, low_open: bool = False, high_open: bool = False,
+                 none: Literal[False] = False, note: str = "") -> float: ...
+@overload
+def check_number(value: Any, name: str, low: float | None = None, high: float | None = None,
+                 *, low_open: bool = False, high_open: bool = False, none: bool,
+                 note: str = "") -> float | None: ...
 def check_number(value: Any, name: str, low: float | None = None, high: float | None = None,
                  *, low_open: bool = False, high_open: bool = False, none: bool = False,
                  note: str = "") -> float | None:

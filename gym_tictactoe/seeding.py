@@ -7,13 +7,22 @@ train.py, the agents, the SB3 adapter) means a seed that works in one works in a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
+
+import numpy as np
 
 from gym_tictactoe.checks import is_integer, shown
 
 SEED_LIMIT = 2**32
 
 
+# The overloads tell the type checker that an integer seed stays an integer.
+@overload
+def check_seed(seed: None, name: str = "seed") -> None: ...
+@overload
+def check_seed(seed: int | np.integer, name: str = "seed") -> int: ...
+@overload
+def check_seed(seed: Any, name: str = "seed") -> int | None: ...
 def check_seed(seed: Any, name: str = "seed") -> int | None:
     """``seed`` as an int, None as it is; a ValueError naming the allowed range otherwise.
     Python and NumPy integers alike (the same int, so the same games); not bools."""

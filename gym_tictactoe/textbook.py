@@ -54,7 +54,9 @@ def player(board: Board) -> str:
     """The side to move: X on the empty board, then alternating (X or O on a finished board).
 
     Like every function here, raises ValueError for a board no game can reach."""
-    return _CELL_MARKS[int(_TABLES.to_move[_code(board)])]
+    mark = _CELL_MARKS[int(_TABLES.to_move[_code(board)])]
+    assert mark is not None  # to_move is X or O on every board, finished ones too
+    return mark
 
 
 def actions(board: Board) -> set[Action]:
@@ -102,7 +104,9 @@ def minimax(board: Board) -> Action | None:
     code = _code(board)
     if _TABLES.terminal[code]:
         return None
-    return divmod(solver.best_moves(code, _RULES)[0], _SIZE)
+    moves = solver.best_moves(code, _RULES)
+    assert moves is not None  # None only on proved boards, never on the solved 3x3
+    return divmod(moves[0], _SIZE)
 
 
 def _code(board: Board) -> game.Code:

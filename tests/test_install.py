@@ -73,6 +73,31 @@ def test_make_test_runs_the_docs_code_blocks_and_builds_the_site_strictly():
     assert {"README.md", "docs"} <= set(pytest_options["testpaths"])
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib")
+def test_make_test_checks_the_types_with_a_pinned_mypy_strict_about_none():
+    import tomllib
+
+    assert ".venv/bin/python -m mypy" in planned("test")  # fails make test on any error
+    assert "mypy==2.4.1" in extras()["dev"]
+    with open(ROOT / "pyproject.toml", "rb") as file:
+        config = tomllib.load(file)["tool"]["mypy"]
+    assert {"gym_tictactoe", "agents", "train.py", "benchmarks"} <= set(config["files"])
+    assert config["check_untyped_defs"] and config["warn_unused_ignores"]
+    assert config.get("strict_optional", True) and config["no_implicit_optional"]
+    assert "ignore_missing_imports" not in config  # only per module, for packages without types
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib")
+def test_the_packages_ship_py_typed():
+    import tomllib
+
+    with open(ROOT / "pyproject.toml", "rb") as file:
+        package_data = tomllib.load(file)["tool"]["setuptools"]["package-data"]
+    for package in ("gym_tictactoe", "agents"):
+        assert package_data[package] == ["py.typed"]
+        assert (ROOT / package / "py.typed").is_file()
+
+
 def test_torch_index_adds_pytorchs_cpu_index():
     [install] = installs(planned("test", f"TORCH_INDEX={CPU_INDEX}"))
     assert f"--extra-index-url {CPU_INDEX}" in install and "-c constraints.txt" in install

@@ -59,7 +59,8 @@ def save(path: str | os.PathLike, net: PolicyValueNet, rules: game.Rules, games:
     flat = np.concatenate([a.ravel() for a in arrays.values()]).astype(np.float32)
     path = Path(path)
     with atomic_path(path) as temp, open(temp, "wb") as file:
-        np.savez(file, **{HEADER: np.array(json.dumps(header)), WEIGHTS: flat})
+        # mypy matches the ** arrays to savez's allow_pickle (a bool) as well
+        np.savez(file, **{HEADER: np.array(json.dumps(header)), WEIGHTS: flat})  # type: ignore[arg-type]
     return path
 
 
@@ -119,7 +120,7 @@ def check_header(header: dict[str, Any], bad: Any
     except (TypeError, ValueError) as error:
         raise bad(f"its header is wrong: {error}") from None
     expected = expected_shapes(settings)
-    layers = header.get("layers")
+    layers: Any = header.get("layers")  # anything a file holds: checked by the loop below
     try:
         found = {str(name): tuple(int(n) for n in shape) for name, shape in layers}
     except (TypeError, ValueError):

@@ -78,7 +78,8 @@ def save_state(path: str | os.PathLike, trainer: Trainer, run: dict[str, Any], s
               "torch_rng": torch.get_rng_state().numpy()}
     path = Path(path)
     with atomic_path(path) as temp, open(temp, "wb") as file:
-        np.savez(file, **{HEADER: np.array(json.dumps(header))}, **arrays)
+        # mypy matches the ** arrays to savez's allow_pickle (a bool) as well
+        np.savez(file, **{HEADER: np.array(json.dumps(header))}, **arrays)  # type: ignore[arg-type]
     return path
 
 

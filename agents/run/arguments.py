@@ -45,7 +45,7 @@ from gym_tictactoe.players.opponents import parse_opponent
 
 def check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """A flag of the other kind of algorithm, or of self-play without it, is a usage error."""
-    sb3_only = ("--timesteps", "--n-envs", "--canonical")
+    sb3_only: tuple[str, ...] = ("--timesteps", "--n-envs", "--canonical")
     if args.algo == "alphazero" and args.opponent is not None:
         parser.error("--opponent does not apply to --algo alphazero: it learns from its own "
                      "self-play games only")
@@ -133,6 +133,7 @@ def parse_args(argv: list[str] | None = None, prog: str = PROG) -> RunConfig:
         mix = config.self_play.mix if config.self_play else None
         parse_opponent(mix or ("random" if opponent in (None, "self") else opponent),
                        config.board)
+        assert config.name is not None  # RunConfig.__post_init__ named the run
         check_stem(config.name)
         check_out(config.out)
     except ValueError as error:

@@ -58,7 +58,7 @@ class Checkpointer:
         return time.perf_counter() - self.start
 
     def __call__(self, policy: Any, count: int, *, setting: dict[str, Any] | None = None,
-                 **clocks: float) -> bool:
+                 **clocks: float | None) -> bool:
         """Checkpoint ``policy`` after ``count`` episodes or timesteps (``clocks``: other
         measures of the run so far to record, such as AlphaZero's ``train_seconds``, rounded
         to milliseconds; ``setting``: what it trains with now, recorded as it is, such as
@@ -78,7 +78,8 @@ class Checkpointer:
             say(checkpoint_result(entry))
         return bool(entry.get("perfect", False))
 
-    def _exact(self, policy: Any, count: int, clock: dict[str, float]) -> dict[str, Any]:
+    def _exact(self, policy: Any, count: int, clock: dict[str, float | None]
+               ) -> dict[str, Any]:
         """The exact curve entry; with ``steer``, steered from the same moves table."""
         if self.steer is None:
             from gym_tictactoe.evaluation import evaluate

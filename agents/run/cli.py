@@ -94,6 +94,7 @@ def _main(argv: list[str] | None, prog: str) -> int:
         if config.resume is not None and not (config.resume / "results.json").exists():
             folder = RunFolder.reopen(config.resume)  # the unfinished run ends in its folder
         else:
+            assert config.name is not None  # RunConfig.__post_init__ named the run
             folder = RunFolder.create(config.out, config.name)
     except (MissingExtra, OSError, OutputError, ValueError) as error:
         # ValueError, FileNotFoundError: a --snapshot file; OSError: an --out where no folder

@@ -216,7 +216,7 @@ def checked(kind: type, low: float | None, high: float | None = None) -> Callabl
     """An argparse type: an integer or a number above ``low`` (at least 0 when None) and at
     most ``high``, checked by ``gym_tictactoe.checks`` (its one wording); without ``high`` its
     upper bound is the setting's own."""
-    check = check_int if kind is int else check_number
+    check: Callable[..., Any] = check_int if kind is int else check_number  # by kind, below
 
     def parse(text: str) -> Any:
         try:

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from stable_baselines3.common import callbacks
 from stable_baselines3.common.callbacks import BaseCallback
@@ -59,7 +59,16 @@ class ProgressBar(callbacks.ProgressBarCallback):
             self.pbar.close()
 
 
-def checkpoint_callback(checkpoint: Callable[[Any, int], bool], algo: str, rules: game.Rules,
+class Checkpoint(Protocol):
+    """What the callback needs of ``agents.run.Checkpointer`` (not imported: it imports us)."""
+
+    config: Any
+    curve: list[dict[str, Any]]
+
+    def __call__(self, policy: Any, timesteps: int, /) -> bool: ...
+
+
+def checkpoint_callback(checkpoint: Checkpoint, algo: str, rules: game.Rules,
                         canonical: bool) -> BaseCallback:
     """An SB3 callback calling ``checkpoint(policy, timesteps)`` (True stops training) every
     ``checkpoint.config.eval_every`` timesteps before the budget and for the model that is

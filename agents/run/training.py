@@ -52,6 +52,7 @@ def train_q(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Tr
     from agents.tabular.q_learning import TRAINING_OPPONENT, QLearningAgent
 
     opponent, board = default_opponent(config, TRAINING_OPPONENT), config.board.kwargs
+    assert config.episodes is not None and config.eval_every is not None  # None: AlphaZero's
     options = env_options(config, EXPLORING_STARTS)
     agent = QLearningAgent(seed=config.seed, **board)
     batch, focus = q_batch(config), config.q_focus or Focus()
@@ -62,6 +63,7 @@ def train_q(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Tr
     if config.q_focus is not None:
         checkpoint.steer = Steering(focus, agent, envs)
     if pool is not None:
+        assert config.self_play is not None  # a pool exists for self-play runs only
         q_batched.train_self_play(agent, pool, config.episodes, config.self_play.refresh_every,
                                   batch=batch, seed=config.seed, eval_every=config.eval_every,
                                   on_eval=checkpoint, progress=config.progress, envs=envs)
@@ -100,6 +102,8 @@ def train_sb3(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> 
     if pool is not None:
         from agents.self_play import snapshot_callback
 
+        assert config.self_play is not None  # a pool exists for self-play runs only
+
         callbacks.append(snapshot_callback(pool, config.self_play.refresh_every, algo,
                                            canonical))
     total = timesteps_trained(model, config.timesteps, announce=print)
@@ -113,7 +117,7 @@ def train_sb3(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> 
     settings = {"timesteps": config.timesteps, "timesteps_trained": model.num_timesteps,
                 "n_envs": n_envs, "env_options": options,
                 "hyperparameters": sb3.HYPERPARAMETERS[algo]}
-    if pool is not None:
+    if pool is not None and config.self_play is not None:  # a pool: a self-play run
         settings["self_play"] = config.self_play.settings(pool.added)
     return Trained(sb3.ModelPolicy(model, algo, config.board, canonical),
                    partial(save_model, model, rules=config.board, canonical=canonical),

@@ -20,7 +20,7 @@ from collections import deque
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import gymnasium as gym
 from gymnasium import spaces
@@ -55,6 +55,7 @@ def save_model(model: BaseAlgorithm, path: str | os.PathLike,
     :func:`load_model` rebuilds instead of unpickling.
     """
     path = Path(path)
+    assert isinstance(model.action_space, spaces.Discrete)  # every algo here plays cells
     if int(model.action_space.n) != rules.n_cells:
         raise ValueError(f"the model plays {model.action_space.n} cells, not the "
                          f"{rules.n_cells} of {rules.name}: pass its board as rules=")
@@ -71,7 +72,9 @@ def save_model(model: BaseAlgorithm, path: str | os.PathLike,
     return path
 
 
-def _marker(model: BaseAlgorithm) -> dict[str, Any]:
+def _marker(model: Any) -> dict[str, Any]:
+    """``model``: a BaseAlgorithm (Any: SB3 annotates train_freq and clip_range as the
+    constructor's arguments, not the TrainFreq and schedule they become)."""
     algo = algo_of(model)
     marker: dict[str, Any] = {"format": FORMAT, "algo": algo}
     if algo == "dqn":
@@ -308,7 +311,7 @@ def _is_fraction(value: Any) -> bool:
     return _is_number(value) and 0 <= value <= 1
 
 
-def _is_count(value: Any) -> bool:
+def _is_count(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 

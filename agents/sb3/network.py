@@ -159,6 +159,8 @@ def _check_records(raw: bytes, net: Network) -> None:
             infos = inner.infolist()
     except (*ZIP_ERRORS, ValueError) as error:
         raise ValueError(f"the weights are not torch's zip ({one_line(error)})") from None
+    data: list[zipfile.ZipInfo]
+    small: list[zipfile.ZipInfo]
     data, small = [], []
     for info in infos:
         (data if re.fullmatch(r"[^/]+/data/\d+", info.filename) else small).append(info)

@@ -10,12 +10,14 @@ measures the policy exactly as a stochastic one (``best_response``'s ``expected`
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import torch as th
 from gymnasium import spaces
 from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3 import DQN, PPO
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.policies import BasePolicy
@@ -82,7 +84,7 @@ def board_space(n_cells: int) -> spaces.MultiDiscrete:
     """The board as MaskablePPO sees it: 3 values a cell, int8 where SB3 can use it. SB3 sizes
     its one-hot input as ``sum(nvec)`` in the space's own dtype, which wraps around in int8 past
     42 cells (on 15x15x5: -93, an AssertionError deep in SB3): int16 there."""
-    dtype = np.int8 if 3 * n_cells <= np.iinfo(np.int8).max else np.int16
+    dtype: type[np.signedinteger] = np.int8 if 3 * n_cells <= np.iinfo(np.int8).max else np.int16
     return spaces.MultiDiscrete([3] * n_cells, dtype=dtype)
 
 
@@ -127,6 +129,7 @@ class ModelPolicy:
         # the model's own, or a frozen copy (``frozen``).
         self.model = model if isinstance(model, BaseAlgorithm) else None
         self.network, self.canonical = network, check_flag(canonical, "canonical")
+        assert isinstance(network.action_space, spaces.Discrete)  # every algo here plays cells
         self.n_cells = int(network.action_space.n)
         self.rules = _board_with(self.n_cells) if rules is None else rules
         if self.rules.n_cells != self.n_cells:
@@ -144,6 +147,7 @@ class ModelPolicy:
         if self.algo == "maskable-ppo" and own and not (self.canonical or self.stochastic):
             # SB3's own prediction (MaskablePPO.predict is its policy's) is the reference the
             # batched path is tested against.
+            assert isinstance(self.network, MaskableActorCriticPolicy)  # maskable-ppo's policy
             action, _ = self.network.predict(boards[0], action_masks=masks[0],
                                              deterministic=True)
             return int(action)
@@ -208,7 +212,7 @@ class ModelPolicy:
     def preferences(self, obs: npt.ArrayLike) -> npt.NDArray[np.float32]:
         """(N, 9) unmasked action logits (PPO) or Q-values (DQN) for N boards, asked
         ``PREFERENCE_CHUNK`` boards at a time."""
-        policy = self.network
+        policy: Any = self.network  # DQN's or a (maskable) actor-critic policy: duck-typed below
         policy.set_training_mode(False)
         boards = np.asarray(obs, dtype=np.int8).reshape(-1, self.n_cells)
         out = np.empty(boards.shape, np.float32)

@@ -151,7 +151,7 @@ class TicTacToeSB3VecEnv(VecEnv):
         self.venv.close()
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        return [getattr(self.venv, attr_name)] * len(self._get_indices(indices))
+        return [getattr(self.venv, attr_name)] * len(list(self._get_indices(indices)))
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         self._require_all(indices, f"set_attr({attr_name!r})")
@@ -159,7 +159,7 @@ class TicTacToeSB3VecEnv(VecEnv):
 
     def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None,
                    **method_kwargs: Any) -> list[Any]:
-        boards = self._get_indices(indices)
+        boards = list(self._get_indices(indices))
         if method_name not in PER_BOARD_METHODS:
             self._require_all(indices, f"env_method({method_name!r})")
         # The adapter's own masks: in the canonical orientation when the boards are shown so.
@@ -172,7 +172,7 @@ class TicTacToeSB3VecEnv(VecEnv):
     def env_is_wrapped(self, wrapper_class: type[gym.Wrapper],
                        indices: VecEnvIndices = None) -> list[bool]:
         # The adapter writes Monitor's episode statistics itself, and is wrapped in nothing else.
-        return [wrapper_class is Monitor] * len(self._get_indices(indices))
+        return [wrapper_class is Monitor] * len(list(self._get_indices(indices)))
 
     def _restart(self, obs: npt.NDArray[np.int8], dones: npt.NDArray[np.bool_],
                  winner: npt.NDArray[np.int8], infos: list[dict[str, Any]]) -> npt.NDArray:

@@ -106,7 +106,8 @@ def train_batched(agent: QLearningAgent, envs: Any, episodes: int, *, seed: int 
             agent.episodes += count
             if bar is not None:
                 bar.update(count)
-            if every and done == target and on_eval(agent, agent.episodes):
+            if every and done == target and on_eval is not None \
+                    and on_eval(agent, agent.episodes):
                 stats.stopped = True
                 break
     stats.seconds = time.perf_counter() - start
@@ -182,6 +183,7 @@ class _Learner:
         self.agent, self.n = agent, agent.rules.n_cells
         # Float64 products are exact here (codes < 3**16 < 2**53) and several times faster
         # than int64 ones, which NumPy does without BLAS.
+        assert agent.rules.pow3 is not None  # Q-tables are for solvable boards: codes fit
         self.pow3 = agent.rules.pow3.astype(np.float64)
         self.pow2 = 2.0 ** np.arange(self.n)
         self.popcount, self.select = _bit_tables(self.n)

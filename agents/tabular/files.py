@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from functools import partial
 from pathlib import Path
@@ -39,7 +39,7 @@ class Contents(NamedTuple):
     q: npt.NDArray[np.float64]
     visits: npt.NDArray[np.int64]
     episodes: int
-    rng_state: dict[str, Any]
+    rng_state: Mapping[str, Any]
 
 
 def write(path: str | os.PathLike, contents: Contents) -> Path:
@@ -53,7 +53,8 @@ def write(path: str | os.PathLike, contents: Contents) -> Path:
     }
     path = Path(path)
     with atomic_path(path) as temp, open(temp, "wb") as file:
-        np.savez_compressed(file, **arrays)
+        # mypy matches the ** arrays to savez's allow_pickle (a bool) as well
+        np.savez_compressed(file, **arrays)  # type: ignore[arg-type]
     return path
 
 

@@ -90,6 +90,7 @@ class Steering:
         (over ``starts.start_codes``, both sides), and ``alpha``, the floor from now on."""
         from agents.tabular import starts as q_starts
 
+        found: dict[str, Any]
         focus, found = self.focus, {}
         if focus.aims:
             wrong = q_starts.focus(self.envs, moves, focus.share, focus.back_share,

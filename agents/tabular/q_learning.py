@@ -32,7 +32,7 @@ from __future__ import annotations
 import copy
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
 from functools import partial
 from pathlib import Path
@@ -185,6 +185,7 @@ class QLearningAgent:
             raise ValueError(f"obs and masks must both be (N, {n}); got {obs.shape}, "
                              f"{masks.shape}")
         moves = np.empty(len(obs), dtype=np.intp)
+        assert self.rules.pow3 is not None  # Q-tables are for solvable boards: codes fit an int64
         for start in range(0, len(obs), q_tables.CHUNK):
             part = slice(start, start + q_tables.CHUNK)
             cells, legal = obs[part], masks[part].astype(bool)
@@ -313,8 +314,8 @@ class QLearningAgent:
                 return float(reward), steps
             row, values = next_row, next_values
 
-    def _behave(self, values: list[float], counts: list[int], cols: tuple[int, ...],
-                legal: tuple[int, ...], epsilon: float) -> int:
+    def _behave(self, values: list[float], counts: list[int], cols: Sequence[int],
+                legal: Sequence[int], epsilon: float) -> int:
         """Every legal cell once first (in random order), then epsilon-greedy with random
         tie-breaks; ``values`` and ``counts`` are the row, ``cols`` maps cells into it."""
         choices = [cell for cell in legal if counts[cols[cell]] == 0] or legal

@@ -76,6 +76,7 @@ def _two_ahead(rules: Rules, codes: npt.NDArray[np.int64]) -> npt.NDArray[np.int
     """Every code after a move of the side to move and a reply (lines not checked: a position
     after a won game is no start code, and is dropped by the caller)."""
     mover = starts.side_to_move(rules.cells_of(codes))[:, None]
+    assert rules.pow3 is not None  # start codes exist on solvable boards, whose codes fit
     pow3 = rules.pow3.astype(np.int64)
     empty = rules.cells_of(codes) == game.EMPTY
     pairs = empty[:, :, None] & empty[:, None, :] & ~np.eye(rules.n_cells, dtype=bool)
@@ -89,6 +90,7 @@ def _two_back(rules: Rules, codes: npt.NDArray[np.int64]) -> npt.NDArray[np.int6
     cells = rules.cells_of(codes)
     mover = starts.side_to_move(cells)[:, None]
     other = game.SWAP.take(mover)
+    assert rules.pow3 is not None  # start codes exist on solvable boards, whose codes fit
     pow3 = rules.pow3.astype(np.int64)
     own = np.where(cells == mover, mover * pow3, -1)  # (N, cells): -1 where not the mover's
     theirs = np.where(cells == other, other * pow3, -1)

@@ -26,7 +26,7 @@ Two layouts behind one interface:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
@@ -38,7 +38,7 @@ from gym_tictactoe.game import Rules
 
 MAX_CELLS = game.SOLVED_CELLS  # boards whose positions can be enumerated
 CHUNK = 1 << 16  # codes per step of the vectorised passes: bounds their temporaries
-Locate = Callable[[npt.ArrayLike], tuple[int, list[int], list[int]]]
+Locate = Callable[[npt.ArrayLike], tuple[int, Sequence[int], Sequence[int]]]
 
 
 @dataclass(frozen=True, eq=False)
@@ -213,6 +213,7 @@ def _images(rules: Rules, cells: npt.NDArray[np.int8]) -> npt.NDArray[np.int64]:
 
 @cache
 def _image_powers(rules: Rules) -> npt.NDArray[np.int64]:
+    assert rules.pow3 is not None  # Q-tables are for solvable boards, whose codes fit an int64
     return rules.pow3[rules.inverse_symmetries].T.copy()
 
 

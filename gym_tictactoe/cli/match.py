@@ -3,7 +3,7 @@ A B``), the exit codes, and the result of a game in words."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -25,7 +25,7 @@ class Quit(Exception):
 
 
 def play_game(
-    players: dict[int, Opponent], rng: np.random.Generator, on_move: MoveCallback | None = None,
+    players: Mapping[int, Opponent], rng: np.random.Generator, on_move: MoveCallback | None = None,
     *, rules: game.Rules, opening: int = 0,
 ) -> game.Code:
     """One game from the empty board between ``players[X]`` and ``players[O]``; the last position.
@@ -58,7 +58,7 @@ def play_game(
 def check_opening(opening: int, rules: game.Rules) -> int:
     """``opening`` (random plies) if it leaves the game on ``rules`` undecided, at most one ply
     short of a full board; else a ValueError of one line naming the allowed range."""
-    return check_int(opening, "opening", 0, rules.n_cells - 1,  # type: ignore[return-value]
+    return check_int(opening, "opening", 0, rules.n_cells - 1,
                      note=f" on {rules.name} (random plies that leave the game undecided: "
                           f"fewer than its {rules.n_cells} cells)")
 

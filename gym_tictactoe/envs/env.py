@@ -156,7 +156,8 @@ class TicTacToeEnv(SharedOptions, gym.Env[npt.NDArray[np.int8], int]):
         self.opponent = opponent
         n = self._n = self.rules.n_cells
         self.observation_space = spaces.MultiDiscrete([3] * n, dtype=np.int8)
-        self.action_space = spaces.Discrete(n)
+        # gymnasium types Discrete as a Space of np.int64; the env takes any integer cell.
+        self.action_space = spaces.Discrete(n)  # type: ignore[assignment]
         self.position: Position | None = None  # the game's state (positions.new_position)
         self.agent = game.X
         self.done = False
@@ -258,9 +259,10 @@ class TicTacToeEnv(SharedOptions, gym.Env[npt.NDArray[np.int8], int]):
         self.position = from_board(self.rules, cells[0])
 
     def _opponent_move(self) -> int:
-        position = self.position
+        position, rng = self.position, self._np_random
         # reset() made the generator (the np_random property would check on every move).
-        move = self._player.move(position, self._np_random)
+        assert position is not None and rng is not None  # step() runs only after reset()
+        move = self._player.move(position, rng)
         n = self._n
         cell = move if type(move) is int and 0 <= move < n else as_cell(move, n)
         if cell is None or not position.play(cell):
@@ -270,6 +272,7 @@ class TicTacToeEnv(SharedOptions, gym.Env[npt.NDArray[np.int8], int]):
         return cell
 
     def _illegal(self, action: Any) -> tuple[npt.NDArray[np.int8], float, bool, bool, dict]:
+        assert self.position is not None  # step() runs only after reset()
         if self.illegal_action == "raise":
             raise ValueError(f"illegal action {checks.shown(action)}: legal moves are "
                              f"{np.flatnonzero(self.position.mask()).tolist()}")
@@ -278,6 +281,7 @@ class TicTacToeEnv(SharedOptions, gym.Env[npt.NDArray[np.int8], int]):
     def _finish_step(self, reward: float, opponent_action: int | None, illegal: bool = False):
         """The step's results; ``illegal``: the agent's move was illegal and forfeits the game."""
         position = self.position
+        assert position is not None  # step() runs only after reset()
         done = self.done = illegal or position.terminal
         # The legal mask is already all zeros at finished positions; an illegal move ends the
         # game at a position that is not finished.
@@ -291,4 +295,5 @@ class TicTacToeEnv(SharedOptions, gym.Env[npt.NDArray[np.int8], int]):
         return position.view(self.agent), reward, done, False, info
 
     def _observation(self) -> npt.NDArray[np.int8]:
+        assert self.position is not None  # called after reset()
         return self.position.view(self.agent)

@@ -157,7 +157,7 @@ class raw_env(AECEnv, EzPickle):
     """Tic-tac-toe on a ``rows`` x ``cols`` board, ``win_length`` in a row, for two agents.
     See the module docstring."""
 
-    metadata = {"render_modes": list(RENDER_MODES), "name": "gym_tictactoe_v0",
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "name": "gym_tictactoe_v0",
                 "is_parallelizable": False, "render_fps": 4}
 
     def __init__(self, *, rows: int = 3, cols: int = 3, win_length: int = 3,
@@ -176,6 +176,7 @@ class raw_env(AECEnv, EzPickle):
             "action_mask": spaces.Box(0, 1, (n,), np.int8)}) for agent in AGENTS}
         self.action_spaces = {agent: spaces.Discrete(n) for agent in AGENTS}
         self._position: Position | None = None  # the game (positions.new_position)
+        self._last: int | None
         self._done, self._last = True, None  # no game until reset()
         self.agents: list[str] = []
         self._screen = rendering.Screen(self.render_mode, self.metadata["render_fps"])
@@ -188,6 +189,7 @@ class raw_env(AECEnv, EzPickle):
         if agent != self.agent_selection or self._done:
             mask = np.zeros(self._n, dtype=np.int8)
         else:
+            assert self._position is not None  # a game is on: reset() made it
             mask = self._position.mask()
         # take() of a (rows, cols) grid gives the (rows, cols, 2) planes at once, several times
         # faster than indexing with the grid (planes[grid]) and reshaping.
@@ -232,6 +234,7 @@ class raw_env(AECEnv, EzPickle):
         n = self._n  # a plain int in range is a cell as it is: as_cell's first case, inlined
         cell = action if type(action) is int and 0 <= action < n else as_cell(action, n)
         position = self._position
+        assert position is not None  # a game is on: reset() made it
         if cell is None or not position.play(cell):
             return self._illegal(agent, action)
         self._last = cell  # for the picture's mark on the last move

@@ -116,7 +116,7 @@ def layout(shape: Shape, cell_size: int) -> Layout:
 
 
 @lru_cache(maxsize=32)
-def mark_tiles(inside: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+def mark_tiles(inside: int) -> tuple[npt.NDArray[np.float32], ...]:
     """How much of each pixel of a cell's inside (``inside`` pixels square) the X and the O
     cover, 0 to 1: antialiased by the pixel's distance to the stroke's edge."""
     centres = (np.arange(inside) + 0.5) / inside  # pixel centres, 0..1 across the cell

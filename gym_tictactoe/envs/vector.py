@@ -321,14 +321,16 @@ class TicTacToeVectorEnv(SharedOptions,
         """Each action as a cell index (0 where invalid) and whether it is a legal move now.
 
         As in ``TicTacToeEnv``, an action that is not an integer cell is an illegal move."""
-        shown = ~np.ma.getmaskarray(actions) if np.ma.is_masked(actions) else True
+        # numpy's stubs take only arrays and scalars; getmaskarray takes any array-like.
+        shown = (~np.ma.getmaskarray(actions)  # type: ignore[arg-type]
+                 if np.ma.is_masked(actions) else True)
         actions = np.asarray(actions)  # drops a mask: a masked entry names no cell (``shown``)
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), one cell per board; "
                              f"got shape {actions.shape}")
         if actions.dtype == object:  # each entry judged alone, as the single env judges one
-            cells = [as_cell(action, self.rules.n_cells) for action in actions]
-            actions = np.array([-1 if cell is None else cell for cell in cells], dtype=np.int64)
+            named = [as_cell(action, self.rules.n_cells) for action in actions]
+            actions = np.array([-1 if cell is None else cell for cell in named], dtype=np.int64)
         if actions.dtype.kind not in "iu":
             return np.zeros(self.num_envs, dtype=np.int64), np.zeros(self.num_envs, dtype=bool)
         in_range = (actions >= 0) & (actions < self.rules.n_cells)

@@ -9,7 +9,7 @@ orientation of the board's symmetry group, and so maps the action and the mask t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -27,7 +27,7 @@ _ONE_HOT = np.eye(3, dtype=np.float32)
 _ONE_HOT.setflags(write=False)
 
 
-def one_hot_space(n_cells: int) -> spaces.Box:
+def one_hot_space(n_cells: int) -> spaces.Box[np.float32]:
     """``Box(0, 1, (3 * n_cells,), float32)``: what ``OneHotObservation`` observes."""
     return spaces.Box(0.0, 1.0, (3 * n_cells,), dtype=np.float32)
 
@@ -120,7 +120,8 @@ class AbsoluteBoard(
 
     def observation(self, observation: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
         # The env sees its own mark as 1, so only an O agent's view needs the marks exchanged.
-        if self.env.unwrapped.agent_mark == "O":
+        unwrapped: Any = self.env.unwrapped  # a TicTacToeEnv (checked in __init__)
+        if unwrapped.agent_mark == "O":
             return game.SWAP[observation]
         return np.array(observation, dtype=np.int8)
 
@@ -196,7 +197,8 @@ class CanonicalObservation(
         observation, info = self.env.reset(seed=seed, options=options)
         return self._canonical(observation, info)
 
-    def step(self, action: int) -> tuple[npt.NDArray[np.int8], float, bool, bool, dict]:
+    def step(self, action: int
+             ) -> tuple[npt.NDArray[np.int8], SupportsFloat, bool, bool, dict[str, Any]]:
         cell = as_cell(action, self.rules.n_cells)
         if cell is not None:
             action = int(self.rules.symmetries[self.symmetry, cell])

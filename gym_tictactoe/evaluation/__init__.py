@@ -262,7 +262,7 @@ def exploitability(
 
 def nash_conv(found: dict[str, SeatResponse]) -> float:
     """NashConv from the two seats' expected results (see ``exploitability``)."""
-    return 0.0 - (found["X"].expected + found["O"].expected)  # 0.0 - 0.0 is 0.0, never -0.0
+    return 0.0 - ((found["X"].expected or 0.0) + (found["O"].expected or 0.0))  # never -0.0
 
 
 # --- optimal-move rate -------------------------------------------------------------------------
@@ -351,6 +351,7 @@ def evaluate(policy: Policy, *, probabilities: bool | None = None, rows: int | N
 def perfect_results(rules: Rules) -> dict[str, str]:
     """What perfect play gets in each seat: the solved game value of the empty board."""
     value = solver.value(game.EMPTY_BOARD, rules)  # +1 X wins, 0 draw, -1 O wins
+    assert value is not None  # None only from a proof out of budget; evaluated boards are solved
     return {"X": RESULTS[value + 1], "O": RESULTS[1 - value]}
 
 

@@ -150,7 +150,7 @@ class _Walk:
         self.keys[mark][rows] = self._chosen_keys(mark, at, weights).min(axis=1) + 1
         self.keys[other][rows] = np.where(legal, self.keys[other][child_rows],
                                           self.no_key).min(axis=1) + 1
-        if self.values is not None:
+        if self.values is not None and self.below is not None:  # below is set with values
             (offset, values), (first, below) = self.values, self.below
             chosen = np.where(at >= 0, below[mark][np.maximum(at - first, 0)], -1.0)  # forfeit
             values[mark][rows - offset] = (weights * chosen).sum(axis=1)
@@ -178,6 +178,7 @@ class _Walk:
     def losing_line(self, me: int, ask: Ask) -> tuple[int, ...]:
         """From the empty board, the move of smallest key (lowest cell among equals) for both
         sides, the policy's among those it plays with positive probability, to the loss."""
+        line: list[int]
         code, line = game.EMPTY_BOARD, []
         while not self.rules.is_terminal(code):
             mark = self.rules.to_move(code)
@@ -283,6 +284,7 @@ class MoveRate:
 
     @property
     def optimal(self) -> int:
+        assert self.n_blunders is not None  # __post_init__ replaced None
         return self.positions - self.n_blunders
 
     def __repr__(self) -> str:
@@ -294,6 +296,7 @@ class MoveRate:
 def move_rate(rules: Rules, moves: npt.NDArray) -> MoveRate:
     """The optimal-move rate of a moves table (``evaluation.optimal_move_rate``)."""
     solution = solver.solve(rules)
+    blunders: list[Blunder]
     kept, blunders = [], []
     for layer in rules.positions:
         for codes in basics._chunks(layer.codes[~layer.terminal]):

@@ -155,7 +155,8 @@ def marked_board(cells: npt.ArrayLike, rules: Rules, move: int, keeping: tuple[i
                  cell_size: int | None = None) -> npt.NDArray[np.uint8]:
     """The board picture (``rendering.rgb_array``) with the value-keeping cells ``keeping``
     framed and tinted green and ``move`` (the policy's, perhaps illegal) framed in red."""
-    image = rendering.rgb_array(np.asarray(cells, dtype=np.int8), shape=rules.shape,
+    cells = np.asarray(cells, dtype=np.int8)
+    image = rendering.rgb_array(cells, shape=rules.shape,
                                 cell_size=cell_size, win_length=rules.win_length).copy()
     spec = picture.layout(rules.shape, rendering.check_cell_size(cell_size, rules.shape))
     width = max(3, spec.cell // 16)

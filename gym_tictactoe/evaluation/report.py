@@ -127,7 +127,7 @@ def checkpoint_result(entry: dict[str, Any]) -> str:
             f"as O {entry['O']}")
 
 
-def curve_entry(report: Report, **clock: float) -> dict[str, Any]:
+def curve_entry(report: Report, **clock: float | None) -> dict[str, Any]:
     """A learning-curve entry of an exact evaluation: ``clock`` (``episodes`` or ``timesteps``,
     and ``seconds``) then the rate, the best response per seat as a word, and ``perfect``; the
     same encoding as the rest of results.json."""
@@ -138,7 +138,7 @@ def curve_entry(report: Report, **clock: float) -> dict[str, Any]:
 
 
 def games_entry(policy: Policy, games: int, opponents: tuple[str, ...], seed: int,
-                **clock: float) -> dict[str, Any]:
+                **clock: float | None) -> dict[str, Any]:
     """A learning-curve entry where the board is not solved: ``games`` seeded games per seat
     against each of ``opponents`` (the same games at every checkpoint, so entries compare),
     their score per opponent and seat, and ``checkpoint_seconds``, what they took."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import product
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +27,14 @@ TABLE_CELLS = 12  # 3**12 codes: per-code tables of a few tens of MB, built in w
 SOLVED_CELLS = 16  # 3**16 codes: one int8 per code (43 MB) holds every position's value
 _INT64_CELLS = 39  # 3**39 < 2**63: codes of boards this small fit in int64 arrays
 _CHUNK = 1 << 18  # codes per chunk when computing over arrays, to bound temporary memory
+
+
+class BoardKwargs(TypedDict):
+    """``Rules.kwargs``: the board's keywords, typed so that ``**rules.kwargs`` checks."""
+
+    rows: int
+    cols: int
+    win_length: int
 
 
 def win_lines(rows: int, cols: int, length: int) -> tuple[tuple[int, ...], ...]:

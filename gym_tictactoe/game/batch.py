@@ -52,15 +52,16 @@ class CodeBoards:
         self.codes[boards] = game.EMPTY_BOARD
 
     def place(self, boards: Boards, cells: npt.NDArray[np.int8],
-              codes: npt.NDArray[np.int64]) -> None:
+              codes: npt.NDArray[np.int64] | None) -> None:
         """Unfinished positions on ``boards`` (random starts): their cells and codes."""
+        assert codes is not None  # the starts of a tabled board come with their codes
         self.codes[boards] = codes
 
     def legal(self, cells: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
         """Whether each board's cell (0..n-1) is a legal move there now."""
         return self._legal.take(self.codes * self.n + cells) == 1
 
-    def play(self, boards: Boards, cells: npt.ArrayLike) -> None:
+    def play(self, boards: Boards, cells: npt.NDArray[np.integer]) -> None:
         """The side to move on each of ``boards`` marks its cell (legal moves only)."""
         self.codes[boards] = self._next.take(self.codes[boards] * self.n + cells)
 
@@ -133,6 +134,7 @@ class CellBoards:
         self._winner[boards] = game.NO_WINNER
         self._marks[boards] = (cells != game.EMPTY).sum(axis=1)
         if self.codes is not None:
+            assert self.rules.pow3 is not None  # codes are kept on solvable boards only
             self.codes[boards] = codes if codes is not None else cells @ self.rules.pow3
         if self._bits is not None:
             powers = np.left_shift(1, np.arange(self.n, dtype=np.int64))
@@ -150,6 +152,7 @@ class CellBoards:
         self._view[boards, cells] = np.where(marks == self.agents[boards], 1, 2)
         self._marks[boards] += 1
         if self.codes is not None:
+            assert self.rules.pow3 is not None  # codes are kept on solvable boards only
             self.codes[boards] += marks * self.rules.pow3[cells]
         if self._bits is None:
             won = self.rules.wins_at(self.board[boards], cells, marks)
@@ -160,6 +163,7 @@ class CellBoards:
     def _wins(self, boards: Boards, cells: npt.NDArray[np.intp],
               marks: npt.NDArray[np.int8]) -> npt.NDArray[np.bool_]:
         """Sets the bit of each move, and whether the mover now owns a line through it."""
+        assert self._bits is not None  # called only where the bits fit an int64
         bits = self._bits[marks, boards] | np.left_shift(1, cells, dtype=np.int64)
         self._bits[marks, boards] = bits
         won = np.zeros(len(cells), dtype=bool)

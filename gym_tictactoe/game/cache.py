@@ -55,7 +55,7 @@ def cache_path(rules: Rules) -> Path:
     return cache_dir() / f"solution-{rules.name}.npz"
 
 
-def load_or_build(rules: Rules, build: Callable[[Rules], object]):
+def load_or_build(rules: Rules, build: Callable[[Rules], Solution]) -> Solution:
     """The cached solution of ``rules``, or a new one (built, saved, returned)."""
     path = cache_path(rules)
     try:
@@ -81,7 +81,7 @@ def load_or_build(rules: Rules, build: Callable[[Rules], object]):
     return solution
 
 
-def _load(path: Path, rules: Rules):
+def _load(path: Path, rules: Rules) -> Solution | None:
     """The solution cached at ``path``, or None when there is none yet."""
     if not path.parent.is_dir():
         return None

@@ -25,7 +25,7 @@ def _flows_to_the_end(board: Rules) -> tuple[dict[str, float], dict[str, float]]
     ended and who won, so nothing is decoded but each parent's empty cells. Float64 sums: exact
     for game counts, which stay below 16! < 2**53 on solvable boards."""
     totals = ({"X": 0.0, "O": 0.0, "draw": 0.0}, {"X": 0.0, "O": 0.0, "draw": 0.0})
-    masses = (np.ones(1), np.ones(1))
+    masses: tuple[npt.NDArray[np.float64], ...] = (np.ones(1), np.ones(1))
     layers = board.positions
     for layer, below in zip(layers, (*layers[1:], None), strict=True):
         for mark, name in ((X, "X"), (O, "O"), (NO_WINNER, "draw")):

@@ -41,6 +41,7 @@ from gym_tictactoe.game.basics import (
     NO_WINNER,
     SOLVED_CELLS,
     TABLE_CELLS,
+    BoardKwargs,
     Code,
     Layer,
     O,
@@ -124,7 +125,7 @@ class Rules:
         return self.rows, self.cols, self.win_length
 
     @property
-    def kwargs(self) -> dict[str, int]:
+    def kwargs(self) -> BoardKwargs:
         """``{"rows": ..., "cols": ..., "win_length": ...}``: the keywords every layer takes."""
         return {"rows": self.rows, "cols": self.cols, "win_length": self.win_length}
 
@@ -251,6 +252,7 @@ class Rules:
         no line is checked."""
         codes = self._codes(codes)
         empty = self.cells_of(codes) == EMPTY
+        assert self.pow3 is not None  # codes in an int64 array: the board's codes fit one
         return np.where(empty, codes[:, None] + mark * self.pow3, -1)
 
     @property

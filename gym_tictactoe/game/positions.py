@@ -220,7 +220,7 @@ class StonePosition:
             self.code -= mark * self.rules.pow3_int[cell]
         self.winner, self.terminal = game.NO_WINNER, False
 
-    def moves(self) -> Sequence[int]:
+    def moves(self) -> Sequence[int] | npt.NDArray[np.intp]:
         """The legal moves, increasing (none once the game is over)."""
         if self.terminal:
             return ()

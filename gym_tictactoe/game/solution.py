@@ -49,6 +49,7 @@ class Solution:
         """``best_of`` for unfinished positions whose cells and side to move (``marks``, one per
         position) the caller already has, as the vector env's opponent does at every step: no
         digit extracted, no line checked."""
+        assert self.rules.pow3 is not None  # solved boards are tabled: their codes fit an int64
         powers = np.asarray(marks, dtype=np.int64)[:, None] * self.rules.pow3
         children = np.where(np.asarray(cells) == game.EMPTY, codes[:, None] + powers, -1)
         return _best(_scores(self.score, children))

@@ -36,6 +36,7 @@ def symmetry_table(rules: Rules) -> npt.NDArray[np.int8]:
     """Per code of a tabled board: the lowest symmetry index whose image is the canonical one,
     so that ``codes`` mapped by it give ``rules.tables.canonical``."""
     cells, pow3 = rules.tables.cells, rules.pow3
+    assert pow3 is not None  # a tabled board's codes fit an int64
     best = cells.astype(np.int64) @ pow3  # the identity's image: the code itself
     table = np.zeros(rules.n_codes, dtype=np.int8)
     for s, perm in enumerate(rules.symmetries[1:], start=1):
@@ -61,6 +62,7 @@ def canonical_symmetries(rules: Rules, observations: npt.ArrayLike) -> npt.NDArr
     image (the lowest code; the lowest index among equal images)."""
     cells = _check_boards(rules, observations, "observations")
     if rules.tabled:
+        assert rules.pow3 is not None  # a tabled board's codes fit an int64
         return symmetry_table(rules).take(cells.astype(np.int64) @ rules.pow3).astype(np.intp)
     chosen = np.empty(len(cells), dtype=np.intp)
     step = max(1, basics._CHUNK // len(rules.symmetries))  # bounds the (chunk, S, cells) images

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -108,7 +109,7 @@ class Search:
         return int(best), set(best_moves[:count].tolist()), int(done)
 
     @staticmethod
-    def _call(function, *args):  # type: ignore[no-untyped-def]
+    def _call(function: Callable[..., Any], *args: Any) -> Any:
         try:
             return function(*args)
         except Exception as error:  # numba's typing and lowering errors: one line, not pages

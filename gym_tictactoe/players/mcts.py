@@ -38,7 +38,6 @@ import threading
 from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
-from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -181,7 +180,7 @@ class Tree:
             self.edges, self.stats = _doubled(self.edges), _doubled(self.stats.T).T.copy()
 
     @staticmethod
-    def _call(function, *args):  # type: ignore[no-untyped-def]
+    def _call(function, *args):
         try:
             return function(*args)
         except Exception as error:  # numba's typing and lowering errors: one line, not pages
@@ -226,14 +225,11 @@ class MCTSPlayer(Player):
         note = "" if most == MAX_SIMULATIONS else \
             f" on the {self.rules.name} board (2**23 / its {self.rules.n_cells} cells, " \
             "to bound the tree's memory)"
-        # The checks return None only when asked to accept it (none=True): not here.
-        self.max_simulations = cast(int, check_int(max_simulations, "max_simulations", 1, most,
-                                                   note=note))
-        self.exploration = cast(float, check_number(exploration, "exploration", 0,
-                                                    MAX_EXPLORATION))
+        self.max_simulations = check_int(max_simulations, "max_simulations", 1, most, note=note)
+        self.exploration = check_number(exploration, "exploration", 0, MAX_EXPLORATION)
         self.solve = check_flag(solve, "solve")
         self.seed = check_seed(seed)
-        self.radius = cast(int, check_int(radius, "radius", 1, game.MAX_SIDE - 1))
+        self.radius = check_int(radius, "radius", 1, game.MAX_SIDE - 1)
         self.last: MCTSResult | None = None  # the last search (the benchmark reads it)
 
     @property

@@ -62,6 +62,7 @@ class MonteCarloOpponent(Player):
 
     def move(self, position: Position, rng: np.random.Generator) -> int:
         if self.rules.tabled:
+            assert position.code is not None  # positions on tabled boards keep their code
             return self.act_code(position.code, position.mark, rng)
         return self.act_cells(position.cells, position.mark, rng)
 

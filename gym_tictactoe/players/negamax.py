@@ -166,7 +166,7 @@ def clear(tt) -> None:
 
 # Without the runtime's reference counts (_nrt=False): the loop allocates nothing, and counting
 # the references of every array it unpacks would cost more than the search itself.
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False)  # type: ignore[call-overload]  # numba's stubs omit _nrt
 def negamax(depth: int, alpha: int, beta: int, ply: int, geo, pos, tt, run) -> int:
     """The score of the position for the side to move (fail-soft alpha-beta); 0 with
     ``ABORTED`` set once the budget or the time has run out. The recursion is a loop over

@@ -113,13 +113,13 @@ class MixtureOpponent(Player):
         # As objects: a list [True, 1] would become the ints [1, 1] in a NumPy array.
         if weights is not None and not all(map(is_number, np.ravel(np.array(weights, object)))):
             raise ValueError(f"weights must be {n} finite non-negative numbers; got {weights!r}")
-        weights = np.ones(n) if weights is None else np.asarray(weights, float)
-        if (weights.shape != (n,) or not np.isfinite(weights).all() or (weights < 0).any()
-                or not (weights > 0).any()):
+        shares = np.ones(n) if weights is None else np.asarray(weights, float)
+        if (shares.shape != (n,) or not np.isfinite(shares).all() or (shares < 0).any()
+                or not (shares > 0).any()):
             raise ValueError(f"weights must be {n} finite non-negative numbers, not all 0; "
-                             f"got {weights.tolist()}")
-        weights = weights / weights.max()  # first, so that huge weights cannot sum to inf
-        self.weights = weights / weights.sum()
+                             f"got {shares.tolist()}")
+        shares = shares / shares.max()  # first, so that huge weights cannot sum to inf
+        self.weights = shares / shares.sum()
         self._players = [as_player(o, self.rules) for o in self.opponents]
         self.current, self._current = self.opponents[0], self._players[0]
 

@@ -200,8 +200,8 @@ class AlphaBetaPlayer(Player):
         proven = self.exhaustive or abs(best) > core.PROVEN
         if abs(best) > core.PROVEN:  # WIN - plies becomes horizon - plies
             best += (self._geo.cells + 1 - core.WIN) * (1 if best > 0 else -1)
-        ties = sorted(move for move, kind in classes.items() if kind in ties)
-        return SearchResult(tuple(ties), best, proven, depth, search.nodes)
+        tied = sorted(move for move, kind in classes.items() if kind in ties)
+        return SearchResult(tuple(tied), best, proven, depth, search.nodes)
 
     def _checked(self, board: npt.NDArray[np.int8], mark: int) -> npt.NDArray[np.int8]:
         """The board as int8 cells, after checking it is a game in progress with ``mark`` to

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -103,7 +103,7 @@ class SymmetrizedPolicy:
         if len(cells) != len(images) or None in cells:
             raise ValueError(f"the policy must answer one cell 0..{self.rules.n_cells - 1} per "
                              f"board; got {moves[:len(images)]!r}")
-        return np.eye(self.rules.n_cells)[cells]
+        return np.eye(self.rules.n_cells)[cast(list[int], cells)]  # None refused above
 
     def __repr__(self) -> str:
         return (f"SymmetrizedPolicy({self.policy!r}, board={self.rules.name}, "

@@ -67,8 +67,10 @@ class TableOpponent(Player):
             # Each code's candidates as a tuple, listed on first use: indexing a tuple is much
             # cheaper than a NumPy row's nonzero(). A new table (a subclass may build one per
             # call) starts a new list.
+            self._choices_of: dict[int, tuple[int, ...]]
             self._listed, self._choices_of = table, {}
         code = position.code
+        assert code is not None  # positions on tabled boards keep their code
         choices = self._choices_of.get(code)
         if choices is None:
             choices = self._choices_of[code] = tuple(table[code].nonzero()[0].tolist())
@@ -76,7 +78,7 @@ class TableOpponent(Player):
             return choices[0]  # the common case, without a call to pick
         return pick(choices, rng, self.deterministic)
 
-    def _choices(self, position: Position) -> Sequence[int]:
+    def _choices(self, position: Position) -> Sequence[int] | npt.NDArray[np.intp]:
         """The candidate cells at one position of a board without tables, increasing."""
         marks = np.array([position.mark], np.int8)
         return np.flatnonzero(self.candidates(position.cells[None], marks)[0])
@@ -103,7 +105,7 @@ class RandomOpponent(TableOpponent):
     def candidates(self, cells, marks, codes=None) -> npt.NDArray[np.bool_]:
         return cells == game.EMPTY  # the callers ask about unfinished games only
 
-    def _choices(self, position: Position) -> Sequence[int]:
+    def _choices(self, position: Position) -> Sequence[int] | npt.NDArray[np.intp]:
         return position.moves()
 
     def _batch(self, num_envs: int, rules: game.Rules,
@@ -133,7 +135,8 @@ class MinimaxOpponent(TableOpponent):
             return
         self.solution = solver.solve(self.rules)
         # Signed bytes: indexing a memoryview gives a plain int, far cheaper than NumPy's scalars.
-        self._scores = memoryview(self.solution.score).cast("b")
+        # numpy declares the buffer protocol to type checkers only from Python 3.12.
+        self._scores = memoryview(self.solution.score).cast("b")  # type: ignore[arg-type]
 
     @property
     def table(self) -> npt.NDArray[np.bool_]:
@@ -156,6 +159,7 @@ class MinimaxOpponent(TableOpponent):
         if self.solution is None:
             return self._proved_candidates(cells, marks)
         if codes is None:
+            assert self.rules.pow3 is not None  # solved boards are tabled: codes fit an int64
             codes = np.asarray(cells, dtype=np.int64) @ self.rules.pow3
         # The callers ask about unfinished games only.
         return self.solution.best_at(codes, cells, marks)

@@ -164,7 +164,8 @@ def _symmetries(rows: int, cols: int) -> npt.NDArray[np.intp]:
 
 
 @cache
-def _near(rows: int, cols: int, radius: int) -> tuple[npt.NDArray[np.int64], ...]:
+def _near(rows: int, cols: int, radius: int
+          ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     near: list[list[int]] = []
     for r in range(rows if radius else 0):
         for c in range(cols):

@@ -30,9 +30,9 @@ class TablePlayer:
     """A table opponent over codes of a tabled board: a uniform candidate, or the lowest one
     when deterministic."""
 
-    def __init__(self, table: npt.NDArray[np.bool_], deterministic: bool, name: str,
+    def __init__(self, table: npt.ArrayLike, deterministic: bool, name: str,
                  rules: game.Rules) -> None:
-        table = np.asarray(table, dtype=bool)
+        table = np.asarray(table, dtype=bool)  # any 0/1 table: the tables' legal masks too
         _check_table(table, name, rules)
         self.n = rules.n_cells
         self.count = table.sum(axis=1)
@@ -53,7 +53,8 @@ class TablePlayer:
     def on_codes(self, codes: Codes, rng: np.random.Generator) -> Cells:
         """The replies at positions ``codes`` (a caller's own array of codes: an agent's)."""
         if self.deterministic:
-            return self.order.take(codes * self.n)
+            # int8 cells kept as the table stores them: a copy to int16 each step buys nothing
+            return self.order.take(codes * self.n)  # type: ignore[return-value]
         # floor(u * n) with u in [0, 1) is uniform over 0..n-1 (and never n in floating point).
         k = (rng.random(codes.size) * self.count.take(codes)).astype(np.int64)
         return self.order.take(codes * self.n + k)
