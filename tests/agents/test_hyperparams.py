@@ -12,7 +12,7 @@ import pytest
 from agents import hyperparams
 from gym_tictactoe import game
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ALGOS = ("q", "alphazero", "dqn", "ppo", "maskable-ppo")
 
 

@@ -89,7 +89,7 @@ def test_focus_points_the_envs_random_starts_at_the_wrong_positions():
 
 def q_perfect():
     """benchmarks/q_perfect.py as a module."""
-    path = Path(__file__).parents[1] / "benchmarks" / "q_perfect.py"
+    path = Path(__file__).parents[2] / "benchmarks" / "q_perfect.py"
     spec = importlib.util.spec_from_file_location("q_perfect_benchmark", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
@@ -120,7 +120,7 @@ def test_q_perfect_writes_its_json_at_every_checkpoint(tmp_path, monkeypatch, ex
 
 
 def test_q_margins_finds_perfect_play_the_fixed_point_against_the_training_opponent():
-    path = Path(__file__).parents[1] / "benchmarks" / "q_margins.py"
+    path = Path(__file__).parents[2] / "benchmarks" / "q_margins.py"
     spec = importlib.util.spec_from_file_location("q_margins_benchmark", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)

@@ -22,7 +22,7 @@ from agents.run_folder import (
     run_folders,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--no-progress", "--episodes", "300", "--eval-every", "100", "--games", "2"]
 
 

@@ -163,7 +163,7 @@ def test_envs_holding_the_pool_opponent_see_each_refresh_at_once():
 def _benchmark():
     """benchmarks/self_play.py as a module."""
     spec = importlib.util.spec_from_file_location(
-        "self_play_benchmark", Path(__file__).parents[1] / "benchmarks" / "self_play.py")
+        "self_play_benchmark", Path(__file__).parents[2] / "benchmarks" / "self_play.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     return bench

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from bench_helpers import benchmark_module
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BENCHMARKS = REPO / "benchmarks"
 
 
@@ -276,7 +276,7 @@ def test_make_bench_stops_before_any_work_when_a_peer_it_installed_is_missing(mo
     assert speed.main(["--require-peers", "--json", str(tmp_path / "s.json")]) == 1
     assert capsys.readouterr().err == ("speed.py: peers not installed: pgx (pip install -e "
                                        "'.[bench]')\n")
-    assert "--require-peers" in (Path(__file__).parents[1] / "Makefile").read_text()
+    assert "--require-peers" in (Path(__file__).parents[2] / "Makefile").read_text()
 
 
 def test_a_target_below_its_floor_is_reported_in_words_not_as_a_failure(capsys):

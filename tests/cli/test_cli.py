@@ -24,7 +24,7 @@ from gym_tictactoe.envs import rendering
 
 T3 = game.TICTACTOE  # tic-tac-toe's rules
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # You (X) play cells 0, 1, 3 and every reply of minimax is its only best move: 4 (the centre),
 # 2 (block), 6 (win). Bad entries are mixed in; each must re-prompt with its reason.

@@ -181,7 +181,7 @@ def test_search_exact_measures_a_model_with_search_and_appends(model, tmp_path):
     import sys
     from pathlib import Path
 
-    benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"
+    benchmarks = Path(__file__).resolve().parents[2] / "benchmarks"
     sys.path.insert(0, str(benchmarks))
     try:
         spec = importlib.util.spec_from_file_location("search_exact_under_test",
@@ -209,7 +209,7 @@ def test_search_exact_keeps_a_player_s_moves_to_resume(tmp_path):
     import sys
     from pathlib import Path
 
-    benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"
+    benchmarks = Path(__file__).resolve().parents[2] / "benchmarks"
     sys.path.insert(0, str(benchmarks))
     try:
         spec = importlib.util.spec_from_file_location("search_exact_cache_test",

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("mkdocs", reason='the docs extra: pip install ".[docs]"')
 pytest.importorskip("mkdocstrings", reason='the docs extra: pip install ".[docs]"')
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HREF = re.compile(r'href="([^"#?]*)(?:#([^"?]*))?[^"]*"')
 
 

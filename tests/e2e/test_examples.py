@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from missing_packages import run_without
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LINE = re.compile(r"best response as X: (win|draw|loss), as O: (win|draw|loss); "
                   r"optimal-move rate (\d+\.\d\d)%; perfect: (True|False)$")
 EXAMPLES = {  # script: (the modules it needs, what its last line says it trained for)

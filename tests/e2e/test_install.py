@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")

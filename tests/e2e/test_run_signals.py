@@ -14,7 +14,7 @@ import pytest
 
 from agents.run_folder import LOCK, RunFolder
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # SIGINT as a terminal's Ctrl-C, even where the test runner was started with SIGINT ignored
 # (a background job), which a child would inherit.
 CHILD = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "

@@ -12,7 +12,7 @@ from missing_packages import run_without
 
 from gym_tictactoe import cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

@@ -20,7 +20,7 @@ T3 = game.TICTACTOE  # tic-tac-toe's rules
 
 CELL = 80  # the default cell size of 3x3
 LAYOUT = picture.layout((3, 3), CELL)
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def position(*moves: int) -> int:

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from zip_helpers import bounded
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 SEED = 29  # not the benchmark's 0: the tests and the benchmark cover different mutants
 COUNTS = {"q": 30, "sb3": 30, "alphazero": 40, "checkpoint": 40, "cache": 60}
 PEAK_BYTES = 64 * 2**20  # the originals: a 1.4 MB Q-table twice, a few KB for the others

@@ -14,7 +14,7 @@ import pytest
 
 import gym_tictactoe
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 EXPECTED: dict[str, str] = json.loads((DATA / "3x3_digests.json").read_text())
 
 

@@ -27,7 +27,7 @@ import thread_helpers
 from gym_tictactoe import game
 from gym_tictactoe.game import cache, solver
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
 SMALL = (3, 3, 3)  # the cache stores any board; a 3x3 one is solved in 10 ms
 

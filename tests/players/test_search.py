@@ -443,7 +443,7 @@ def test_a_moves_gain_is_the_evaluation_it_leads_to():
 def test_the_benchmark_measures_times_and_results():
     """benchmarks/alphabeta.py, which benchmarks/speed.py calls, on a tiny run."""
     spec = importlib.util.spec_from_file_location(
-        "alphabeta_benchmark", Path(__file__).parents[1] / "benchmarks" / "alphabeta.py")
+        "alphabeta_benchmark", Path(__file__).parents[2] / "benchmarks" / "alphabeta.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     results = bench.measure(boards=((5, 5, 4),), count=6, games=4, seed=0)

@@ -13,7 +13,7 @@ import pytest
 from gym_tictactoe import game
 from gym_tictactoe.players.search import AlphaBetaPlayer
 
-CASES = json.loads((Path(__file__).parent / "data" / "alphabeta_python_moves.json")
+CASES = json.loads((Path(__file__).parents[1] / "data" / "alphabeta_python_moves.json")
                    .read_text())["cases"]
 
 

@@ -357,7 +357,7 @@ def test_the_long_run_benchmark_starts_resumes_or_only_collects(tmp_path, monkey
     import sys
     from pathlib import Path
 
-    benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"
+    benchmarks = Path(__file__).resolve().parents[3] / "benchmarks"
     sys.path.insert(0, str(benchmarks))
     try:
         spec = importlib.util.spec_from_file_location("alphazero_long_under_test",

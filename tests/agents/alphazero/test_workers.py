@@ -25,7 +25,7 @@ from agents.alphazero.self_play import play_games
 from agents.alphazero.workers import check_address, shares, worker_rng
 from gym_tictactoe import game
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 PLAY = PlaySettings(simulations=4, start_probability=0.0)
 NETWORK = NetworkSettings(channels=8, blocks=1)
 
