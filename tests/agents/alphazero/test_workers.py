@@ -1,23 +1,18 @@
 """AlphaZero's self-play in Ray actors (``train.py --workers N``): a local Ray with 2 CPUs and two
 workers playing a few games, and the flags' bad input. The Ray tests take about 25 s on 2 busy
 cores (load average 11), most of it Ray starting (once per module) and each of the 6 actors
-importing torch; the rest take under 5 s together."""
+importing torch; the rest take under 5 s together. train.py's refusals of these flags, run as a
+process, are in tests/e2e/test_workers_processes.py."""
 
 from __future__ import annotations
 
 import json
 import re
-import socket
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 pytest.importorskip("torch")
-
-from missing_packages import run_without
 
 from agents.alphazero import PlaySettings
 from agents.alphazero.network import NetworkSettings, PolicyValueNet, infer
@@ -25,7 +20,6 @@ from agents.alphazero.self_play import play_games
 from agents.alphazero.workers import check_address, shares, worker_rng
 from gym_tictactoe import game
 
-ROOT = Path(__file__).resolve().parents[3]
 PLAY = PlaySettings(simulations=4, start_probability=0.0)
 NETWORK = NetworkSettings(channels=8, blocks=1)
 
@@ -98,45 +92,6 @@ def test_games_are_shared_evenly_in_worker_order():
     assert shares(5, 2) == [3, 2] and shares(1, 3) == [1, 0, 0] and sum(shares(64, 7)) == 64
 
 
-def free_port() -> int:
-    with socket.socket() as sock:  # a port nothing listens on once closed
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def run_train(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "train.py"), "--no-progress", *args],
-                          capture_output=True, text=True, cwd=ROOT, timeout=60)
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["--workers", "0"], "argument --workers: expected a positive integer, got '0'"),
-        (["--workers", "two"], "argument --workers: expected a positive integer, got 'two'"),
-        (["--algo", "q", "--workers", "2"], "--workers does not apply to --algo q"),
-        (["--ray-address", "auto"], "--ray-address needs --workers"),
-    ],
-)
-def test_bad_worker_flags_are_usage_errors(args, message, tmp_path):
-    done = run_train(*(["--algo", "alphazero"] if "--algo" not in args else []), *args,
-                     "--out", str(tmp_path / "runs"))
-    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
-    assert not (tmp_path / "runs").exists()
-
-
-def test_an_address_where_nothing_listens_is_one_line_within_seconds(tmp_path):
-    port = free_port()
-    done = run_train("--algo", "alphazero", "--workers", "2", "--ray-address",
-                     f"127.0.0.1:{port}", "--out", str(tmp_path / "runs"))
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [
-        f"train.py: error: --ray-address 127.0.0.1:{port}: nothing answers there (Connection "
-        "refused); start a cluster with `ray start --head` and give the address it prints, or "
-        "leave --ray-address out for a local Ray"]
-    assert not (tmp_path / "runs").exists()
-
-
 @pytest.mark.parametrize(
     ("address", "message"),
     [
@@ -175,13 +130,3 @@ def test_an_address_where_ray_cannot_join_says_so_in_one_line():
     with pytest.raises(ConnectionError, match=r"^--ray-address 10.0.0.5:6379: could not join a "
                                               r"Ray cluster there \(Failed to connect"):
         _init_at(SimpleNamespace(init=init), "10.0.0.5:6379")
-
-
-def test_workers_without_ray_name_the_extra(tmp_path):
-    done = run_without("ray", "train.py", "--algo", "alphazero", "--workers", "2",
-                       "--no-progress", "--out", str(tmp_path / "runs"))
-    assert done.returncode == 1
-    assert done.stderr.strip().splitlines() == [
-        "train.py: error: --workers needs ray, which is not installed: pip install "
-        '".[distributed]" in a clone of gym-tictactoe']
-    assert not (tmp_path / "runs").exists()
