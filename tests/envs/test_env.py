@@ -46,6 +46,7 @@ def test_gymnasium_and_sb3_checkers_pass_without_warnings(agent_mark):
         sb3_check_env(TicTacToeEnv(agent_mark=agent_mark, opponent="heuristic"))
 
 
+@pytest.mark.e2e
 def test_registered_id_works_without_importing_the_package_first():
     code = "import gymnasium; print(gymnasium.make('gym_tictactoe:TicTacToe-v0').reset()[0])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -383,6 +383,7 @@ def test_raw_env_pickles_with_its_arguments():
     assert env.rules.size == (4, 4, 3) and env.illegal_action == "raise"
 
 
+@pytest.mark.e2e
 def test_the_core_never_imports_pettingzoo():
     code = ("import sys, pkgutil, importlib, gym_tictactoe\n"
             "for m in pkgutil.iter_modules(gym_tictactoe.__path__):\n"
@@ -395,6 +396,7 @@ def test_the_core_never_imports_pettingzoo():
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.e2e
 def test_without_the_extra_the_import_error_names_it():
     code = BLOCK_IMPORTS + "import gym_tictactoe.envs.pettingzoo"
     out = subprocess.run([sys.executable, "-c", code, "pettingzoo"], cwd=REPO,

@@ -168,6 +168,7 @@ def test_pettingzoo_make_finds_it_by_the_aec_envs_id():
     assert env.unwrapped.rules.shape == (6, 6) and game.X == 1
 
 
+@pytest.mark.e2e
 def test_without_the_extra_the_import_error_names_it():
     code = BLOCK_IMPORTS + "import gym_tictactoe.envs.pettingzoo_parallel"
     out = subprocess.run([sys.executable, "-c", code, "pettingzoo"], cwd=REPO,

@@ -120,6 +120,7 @@ def test_report_takes_one_model_on_a_solved_board(agent, model, tmp_path, capsys
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.e2e
 def test_report_without_matplotlib_is_one_line(model, tmp_path):
     done = run_without("matplotlib", "evaluate", model, "--report", str(tmp_path / "r"))
     assert done.returncode == cli.EXIT_MISSING_EXTRA

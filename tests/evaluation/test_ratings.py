@@ -54,6 +54,7 @@ def test_arena_prints_ratings(capsys):
     assert table[2].split()[0] == "heuristic" and table[3].split()[:3] == ["random", "0", "+/-"]
 
 
+@pytest.mark.e2e
 def test_arena_without_choix_plays_and_says_so_in_one_line():
     done = run_without("choix", "arena", "--players", "random,heuristic", "--games", "2")
     assert done.returncode == 0 and "X player" in done.stdout and "Elo" not in done.stdout

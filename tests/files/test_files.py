@@ -83,6 +83,7 @@ def _killed_save(target) -> None:
     assert done.returncode == -signal.SIGKILL
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(os.name != "posix", reason="SIGKILL and process probes are POSIX")
 def test_the_next_save_removes_what_a_killed_writer_left(tmp_path):
     target = tmp_path / "model.npz"
@@ -98,6 +99,7 @@ def test_the_next_save_removes_what_a_killed_writer_left(tmp_path):
     assert target.read_text() == "new" and os.listdir(tmp_path) == ["model.npz"]
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(os.name != "posix", reason="process probes are POSIX")
 def test_a_save_in_progress_elsewhere_is_left_alone(tmp_path):
     target = tmp_path / "results.json"
@@ -284,6 +286,7 @@ def dead_pid() -> int:
     return process.pid
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(fcntl is None, reason="no advisory locks")
 def test_a_locked_temporary_of_a_seemingly_dead_process_is_left_alone(tmp_path):
     """A writer on another host or in another container has a process id we cannot probe:

@@ -122,6 +122,7 @@ print("\\n".join(str(w.message) for w in caught))
 """
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not Path("/dev/zero").exists() or os.name != "posix",
                     reason="no /dev/zero or no memory limits")
 def test_a_link_to_dev_zero_in_the_cache_is_never_read(tmp_path):
@@ -159,6 +160,7 @@ cache.save(cache.cache_path(rules), rules, solution.score, solution.reachable)
 """
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(os.name != "posix", reason="SIGKILL and process probes are POSIX")
 def test_reading_a_whole_cache_removes_what_a_killed_writer_left(cache_path):
     first, _ = load(Builder())  # a whole cache, then a concurrent writer killed mid-write

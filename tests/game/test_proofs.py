@@ -118,6 +118,7 @@ def _run(code: str) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
+@pytest.mark.e2e
 def test_importing_the_package_and_playing_3x3_loads_no_numba():
     result = _run(
         "import sys, gym_tictactoe\n"
@@ -133,6 +134,7 @@ def test_importing_the_package_and_playing_3x3_loads_no_numba():
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.e2e
 def test_a_missing_numba_is_one_line():
     result = _run(
         "import sys\n"

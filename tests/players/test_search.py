@@ -471,6 +471,7 @@ def test_a_kept_table_is_emptied_after_each_search():
     assert fresh == [kept[3], kept[0]]
 
 
+@pytest.mark.e2e
 def test_without_numba_a_search_is_one_line():
     """numba is imported by the first search only; missing, it is one line (CoreUnavailable,
     which the command line prints), not a traceback from deep inside."""
