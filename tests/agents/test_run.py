@@ -50,6 +50,8 @@ def _no_space(*args, **kwargs):
 ])
 def test_a_full_disk_is_one_line_exit_3_and_leaves_nothing(tmp_path, monkeypatch, capsys,
                                                          target, what):
+    if target.startswith("matplotlib"):
+        pytest.importorskip("matplotlib")  # the [train] extra
     monkeypatch.setattr(target, _no_space)
     out = tmp_path / "runs"
     assert train_main("--out", str(out)) == 3
@@ -69,6 +71,7 @@ def test_a_full_disk_before_training_is_exit_3_too(tmp_path, monkeypatch, capsys
 
 
 def test_any_failure_writing_the_plot_leaves_no_partial_folder(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")  # the [train] extra
     import matplotlib.figure
 
     def broken(*args, **kwargs):
@@ -227,8 +230,7 @@ def _interrupt_after(steps: int):
 
 
 def test_the_curve_names_board_and_algorithm_marks_perfect_play_and_keeps_its_legend_aside():
-    import matplotlib
-
+    matplotlib = pytest.importorskip("matplotlib")  # the [train] extra
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

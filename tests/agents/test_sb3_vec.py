@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+pytest.importorskip("sb3_contrib")  # the [sb3] extra is optional: skip, not fail, without it
+
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.utils import get_action_masks
 from stable_baselines3 import PPO

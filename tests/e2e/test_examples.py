@@ -17,9 +17,11 @@ from missing_packages import run_without
 REPO = Path(__file__).resolve().parents[2]
 LINE = re.compile(r"best response as X: (win|draw|loss), as O: (win|draw|loss); "
                   r"optimal-move rate (\d+\.\d\d)%; perfect: (True|False)$")
-EXAMPLES = {  # script: (the modules it needs, what its last line says it trained for)
+EXAMPLES = {  # script: (the modules it needs, in the order it imports them, what its last line
+    # says it trained for)
     "dqn_vector.py": (("torch", "tyro"), "after 2,000 timesteps"),
-    "torchrl_aec.py": (("torch", "tyro", "torchrl", "pettingzoo"), "after 1,000 moves"),
+    "torchrl_aec.py": (("torch", "tyro", "tensordict", "torchrl", "pettingzoo"),
+                       "after 1,000 moves"),
 }
 
 
@@ -75,6 +77,9 @@ def test_the_examples_extra_has_what_they_import_and_make_test_installs_it():
     ("dqn_vector.py", "tyro"), ("torchrl_aec.py", "torchrl"), ("torchrl_aec.py", "pettingzoo"),
 ])
 def test_without_the_extra_an_example_says_what_to_install(script, package):
+    modules = EXAMPLES[script][0]
+    for module in modules[:modules.index(package)]:  # missing, it would be named instead
+        pytest.importorskip(module, reason='the examples extra: pip install ".[examples]"')
     done = run_without(package, f"examples/{script}", "--tiny")
     assert done.returncode == 1
     assert done.stderr.strip() == (f'{package} is not installed: pip install ".[examples]" '

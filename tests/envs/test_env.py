@@ -37,6 +37,7 @@ INFO_TYPES = {"action_mask": np.ndarray, "agent_mark": str, "board": np.ndarray,
 
 @pytest.mark.parametrize("agent_mark", ["X", "O", "random"])
 def test_gymnasium_and_sb3_checkers_pass_without_warnings(agent_mark):
+    pytest.importorskip("stable_baselines3")  # the [sb3] extra
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
     with warnings.catch_warnings():
@@ -292,6 +293,7 @@ def start_of(info, rules):
 
 @pytest.mark.parametrize("size", [(3, 3, 3), (1, 13, 3), (6, 6, 4)])
 def test_random_start_env_passes_the_checkers(size):
+    pytest.importorskip("stable_baselines3")  # the [sb3] extra
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
     kwargs = dict(zip(("rows", "cols", "win_length"), size, strict=True), start="random")
