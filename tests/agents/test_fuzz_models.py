@@ -64,6 +64,7 @@ def fuzz(original: Path, count: int, seed: int, load, inner: str | None = None) 
     return tally
 
 
+@pytest.mark.slow
 def test_mutated_q_files_load_correctly_or_are_refused_clearly(tmp_path):
     agent = QLearningAgent(seed=0)
     agent.q[:] = np.random.default_rng(0).normal(size=agent.q.shape).round(1)  # compressible
@@ -78,6 +79,7 @@ def test_mutated_q_files_load_correctly_or_are_refused_clearly(tmp_path):
     assert tally["refused"] > N_MUTATIONS["q"] // 2  # most mutations do break the file
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", ["maskable-ppo", "ppo", "dqn"])
 def test_mutated_sb3_files_load_correctly_or_are_refused_clearly(tmp_path, monkeypatch, algo):
     pytest.importorskip("sb3_contrib")

@@ -88,6 +88,7 @@ def test_without_on_eval_no_checkpoint_drops_episodes():
     assert np.array_equal(*tables)
 
 
+@pytest.mark.slow
 def test_a_compact_board_trains_and_its_file_refuses_another_board(tmp_path):
     # About 6 s, most of it building 4x4x3's index: the one test of the batched learner on the
     # compact layout (13-16 cells), where it is train.py's default.
@@ -149,6 +150,7 @@ def test_train_py_without_exploring_starts_keeps_the_batch_to_the_empty_board(mo
     assert trained.policy.episodes == 50 and made == [1]  # empty, or X's first move played
 
 
+@pytest.mark.slow
 def test_batched_self_play_refreshes_the_pool_and_evaluates_at_its_marks():
     from agents.self_play import SnapshotPool
 

@@ -185,6 +185,7 @@ def test_the_exploration_schedule_runs_linearly_then_stays():
     assert rates == [1.0, 0.75, 0.5, 0.5]
 
 
+@pytest.mark.slow
 def test_the_default_configuration_reaches_perfect_play():
     """Both seats draw against a best response and every one of the 4,520 moves keeps the
     game value. Seed 1 takes 22,000 episodes (about 1.5 s); seeds 0-19 take 22,000-68,000."""

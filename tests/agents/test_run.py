@@ -27,6 +27,7 @@ def train_main(*args: str) -> int:
     return main([*TINY, *args])
 
 
+@pytest.mark.slow
 def test_two_runs_of_one_name_get_numbered_folders_and_the_first_stays(tmp_path, capsys):
     assert train_main("--out", str(tmp_path)) == 0
     first = {p.name: p.read_bytes() for p in (tmp_path / "q-seed0_1").iterdir()}
@@ -158,6 +159,7 @@ def test_reopening_or_finishing_a_run_folder_removes_what_killed_saves_left(tmp_
     assert sorted(p.name for p in final.iterdir()) == [STATE, "results.json"]
 
 
+@pytest.mark.slow
 def test_sb3_says_once_that_it_rounds_the_budget_up_and_checkpoints_once_past_it(tmp_path,
                                                                                  capsys):
     pytest.importorskip("sb3_contrib")

@@ -114,6 +114,7 @@ def test_make_vec_env_lets_maskable_ppo_find_the_masks():
     np.testing.assert_array_equal(get_action_masks(vec), obs == 0)
 
 
+@pytest.mark.slow
 def test_maskable_ppo_learns_with_the_env_masks(trained):
     buffer = trained["maskable-ppo"].rollout_buffer
     # Every stored mask is the empty cells of its observation, and every action obeys it.
@@ -230,6 +231,7 @@ def test_callback_records_history_at_the_right_timesteps():
     assert logged["exact/best_response_X"] in (-1, 0, 1) and "exact/perfect" in logged
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", sb3.ALGOS)
 def test_callback_stops_training_once_perfect(monkeypatch, algo):
     reports = iter([_report("loss", 0.5), _report("draw", 0.99), _report("draw", 1.0)])
@@ -583,6 +585,7 @@ def test_a_repeated_member_name_is_refused(trained, tmp_path):
         sb3_files.load_model(path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", ["maskable-ppo", "dqn"])
 def test_other_boards_train_save_load_and_evaluate_on_their_own_board(tmp_path, algo):
     rules = game.rules(3, 4, 3)
@@ -603,6 +606,7 @@ def test_other_boards_train_save_load_and_evaluate_on_their_own_board(tmp_path, 
         sb3.ModelPolicy(model)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", ["dqn", "ppo"])
 def test_the_callbacks_last_entry_describes_the_trained_model(algo):
     # The last evaluation falls while the last rollout is collected; a gradient update follows.
@@ -651,6 +655,7 @@ def test_load_policy_refuses_stochastic_where_there_is_no_distribution(trained, 
 
 # --- self-play --------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", ["maskable-ppo", "dqn"])
 def test_sb3_self_play_refreshes_its_pool_with_frozen_copies(algo):
     from agents.self_play import SnapshotPool, snapshot_callback

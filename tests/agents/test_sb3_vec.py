@@ -116,6 +116,7 @@ def test_vec_env_methods_reach_the_shared_vector_env():
     env.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("algo", "one_hot"), [(MaskablePPO, False), (PPO, True)])
 def test_sb3_learns_on_the_adapter_and_logs_episodes(algo, one_hot):
     env = TicTacToeSB3VecEnv(16, "random+minimax", one_hot=one_hot, seed=0)

@@ -70,6 +70,7 @@ def test_bad_pool_arguments_say_what_is_allowed(kwargs, message):
         SnapshotPool(**kwargs).opponent()
 
 
+@pytest.mark.slow
 def test_a_snapshot_of_another_board_or_without_frozen_is_refused():
     pool = SnapshotPool()
     with pytest.raises(ValueError, match="a snapshot of a 4x4x3 policy cannot join a pool of "
@@ -80,6 +81,7 @@ def test_a_snapshot_of_another_board_or_without_frozen_is_refused():
     assert pool.added == 0
 
 
+@pytest.mark.slow
 def test_tabular_self_play_refreshes_evaluates_and_repeats_with_its_seed():
     results = []
     for _ in range(2):
@@ -169,6 +171,7 @@ def _benchmark():
     return bench
 
 
+@pytest.mark.slow
 def test_the_benchmark_runs_train_py_and_keeps_earlier_rows(tmp_path, monkeypatch):
     bench = _benchmark()
     assert bench.RUNS["q-3x3-empty"] == [*bench.RUNS["q-3x3"], "--start", "empty"]

@@ -207,6 +207,7 @@ def test_training_pins_the_kernels_only_for_its_workers(monkeypatch):
         assert os.environ["MKL_CBWR"] == "AUTO"
 
 
+@pytest.mark.slow
 def test_the_default_q_run_reproduces_its_committed_figure(tmp_path):
     """About 3 s (one default train.py run): the seed-0 figure of make train, and what train.py
     records about the machine in every results.json."""

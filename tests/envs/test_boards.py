@@ -94,6 +94,7 @@ def check_step(env: TicTacToeEnv, size: Size, before: np.ndarray, action: Any,
 OPPONENTS = ["random", "heuristic", "epsilon:epsilon=0.5,inner=heuristic", "random+heuristic*2"]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(size=BOARDS, seed=st.integers(0, 2**16), agent_mark=st.sampled_from(["X", "O"]),
        opponent=st.sampled_from(OPPONENTS), data=st.data())
@@ -180,6 +181,7 @@ SEEDED = [((1, 4, 2), "random"), ((3, 4, 3), "minimax"), ((3, 4, 3), "montecarlo
           ((15, 15, 5), "random"), ((15, 15, 5), "heuristic")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("size", "opponent"), SEEDED, ids=str)
 def test_same_seed_same_episodes_on_every_board(size, opponent):
     def make() -> gym.Env:
@@ -295,6 +297,7 @@ def check_position(rules: game.Rules, code: int) -> None:
         assert rules.next_of(codes)[0, moves].tolist() == [rules.play(code, m) for m in moves]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(size=BOARDS.filter(lambda size: size[2] >= 2), seed=st.integers(0, 2**16))
 def test_heuristic_takes_a_win_else_blocks_one_on_every_board(size, seed):

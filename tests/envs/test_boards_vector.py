@@ -17,6 +17,7 @@ LOCKSTEP += [(size, name) for size in [(3, 4, 3), (2, 7, 3)]
              for name in ("minimax", "epsilon0", "mixture")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent_mark", ["X", "O"])
 @pytest.mark.parametrize(("size", "name"), LOCKSTEP, ids=str)
 def test_vector_env_agrees_with_single_envs_board_by_board(size, name, agent_mark):
@@ -57,6 +58,7 @@ RANDOMISED = [((1, 2, 2), "random"), ((1, 2, 2), MIXTURE), ((3, 4, 3), "random")
               ((15, 15, 5), MIXTURE)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("size", "opponent"), RANDOMISED, ids=str)
 def test_vector_env_keeps_the_rules_with_randomised_opponents(size, opponent):
     n, cells = 8, size[0] * size[1]

@@ -290,6 +290,7 @@ def test_bad_seed_or_options_say_what_is_allowed():
 
 # --- agreement with independent rules and with PettingZoo's tictactoe ------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(3, 3, 3), (4, 4, 3), (3, 5, 4), (4, 4, 4), (6, 6, 4),
                                   (15, 15, 5), (7, 3, 3)], ids=lambda s: "x".join(map(str, s)))
 def test_random_games_end_as_the_independent_win_check_says(size):

@@ -78,6 +78,7 @@ def check_buffer(buffer: Any, result: Any, nobody: str | int) -> None:
     assert buffer[:].info.illegal_action.dtype == bool
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", BOARDS, ids=lambda s: "x".join(map(str, s)))
 def test_dqn_trains_on_the_single_agent_env(size):
     env = gym.make("TicTacToe-v0", **board(size))
@@ -86,6 +87,7 @@ def test_dqn_trains_on_the_single_agent_env(size):
     check_buffer(buffer, result, nobody="")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", BOARDS, ids=lambda s: "x".join(map(str, s)))
 def test_tianshous_tic_tac_toe_tutorial_trains_on_the_two_agent_env(size):
     def make_env() -> PettingZooEnv:

@@ -267,6 +267,7 @@ def test_canonical_composes_with_one_hot_and_maskable_ppo_sees_its_mask() -> Non
         CanonicalObservation(OneHotObservation(TicTacToeEnv()))
 
 
+@pytest.mark.slow
 def test_maskable_ppo_trains_and_plays_legally_through_canonical_one_hot() -> None:
     pytest.importorskip("sb3_contrib")
     import torch

@@ -69,6 +69,7 @@ def test_a_weak_policys_blunders_are_proved_and_seeded():
     assert move not in keeping and board[move] == game.EMPTY
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seat", ["X", "O"])
 def test_the_walk_finds_a_losing_line_or_says_undecided(seat):
     found = walk.best_response(lowest_cell, R454, seat, nodes=200, seconds=30)
@@ -104,6 +105,7 @@ def _model(path):
     return files.save(path, PolicyValueNet(NetworkSettings(4, 1)), R454)
 
 
+@pytest.mark.slow
 def test_evaluate_grades_a_model_on_samples_and_reports_it(tmp_path, capsys):
     model = _model(tmp_path / "az.npz")
     report = tmp_path / "report"

@@ -254,6 +254,7 @@ def openspiel_nash_conv(game_name: str, params: dict, policy, rules: game.Rules)
     return exploitability.nash_conv(spiel_game, table)
 
 
+@pytest.mark.slow
 def test_exploitability_is_openspiels_nash_conv_on_tic_tac_toe():
     policy = HashedPolicy(seed=3)
     ours = evaluation.exploitability(policy)
@@ -262,6 +263,7 @@ def test_exploitability_is_openspiels_nash_conv_on_tic_tac_toe():
     assert ours == pytest.approx(theirs, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_exploitability_is_openspiels_nash_conv_on_a_2x4x3_board():
     """OpenSpiel's mnk game: m columns, n rows."""
     policy, board = HashedPolicy(seed=1), {"rows": 2, "cols": 4, "win_length": 3}

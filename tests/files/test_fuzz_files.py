@@ -64,6 +64,7 @@ def attempt(fuzz: SimpleNamespace, name: str, mutant: bytes, folder: Path) -> tu
         return fuzz.targets.attempt(target, path, made)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(COUNTS))
 def test_every_mutant_is_refused_in_one_line_or_loads_usable(fuzz, tmp_path, name):
     data = original(fuzz, name, tmp_path)[2]

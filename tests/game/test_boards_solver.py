@@ -48,6 +48,7 @@ def boards(cells: range) -> list[tuple[int, int, int]]:
             for k in range(1, max(rows, n // rows) + 1)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", boards(range(1, 10)), ids=str)
 def test_every_position_of_every_board_of_at_most_9_cells_matches_brute_force(size):
     rules, brute = game.rules(*size), BruteForce(*size)
@@ -77,6 +78,7 @@ MID_BOARDS += [pytest.param(size, marks=pytest.mark.slow)
                for size in boards(range(12, 13)) if size not in TWELVE]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", MID_BOARDS, ids=str)
 def test_a_sample_of_positions_of_boards_of_10_to_12_cells_matches_brute_force(size):
     rules = game.Rules(*size)  # not game.rules(): freed after the test, not cached

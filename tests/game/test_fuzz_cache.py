@@ -373,6 +373,7 @@ def fuzz(original: Original, path: Path) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.slow
 def test_mutated_cache_files_give_one_line_or_the_exact_arrays(original, tmp_path):
     outcome = in_thread(lambda: fuzz(original, tmp_path / "solution.npz"), seconds=120)
     assert not outcome.get("hung"), "a mutated cache file made the reader hang"

@@ -29,6 +29,7 @@ def _sample(rules: game.Rules, count: int, seed: int) -> np.ndarray:
     return rng.choice(rules.reachable, min(count, len(rules.reachable)), replace=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [(3, 3, 3), (3, 4, 3), (3, 4, 4), (2, 6, 3), (4, 3, 3)])
 def test_prover_agrees_with_the_table_solver(size):
     rules = game.rules(*size)

@@ -21,6 +21,7 @@ def brute_threats(rules: game.Rules, board: np.ndarray, mark: int) -> set[int]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("rows", "cols", "k"), [(15, 15, 5), (7, 7, 5), (9, 8, 4), (3, 3, 3)])
 def test_wins_threats_and_blocks_agree_with_the_rules(rows, cols, k):
     wide = pytest.importorskip("gym_tictactoe.game.wide")

@@ -36,6 +36,7 @@ def _load(rules: game.Rules) -> tuple[dict[int, int], list[str]]:
     return values, [str(w.message) for w in caught]
 
 
+@pytest.mark.slow
 def test_the_book_round_trips_and_holds_every_canonical_position(small_books):
     values, said = _load(R454)
     assert not said

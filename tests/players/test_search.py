@@ -123,6 +123,7 @@ def test_with_limits_it_still_keeps_the_value_of_every_tic_tac_toe_position(sett
         assert keeps[code, list(moves)].all(), (code, moves)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("rows", "cols", "k"), [
     (3, 4, 3), (4, 3, 3), (2, 5, 2), (1, 5, 3), (2, 3, 2), (3, 3, 2), (1, 1, 1), (2, 2, 2),
     (1, 6, 6), (5, 2, 2),
@@ -400,6 +401,7 @@ def _state(search: Search) -> tuple:
                                       keys, state))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("rows", "cols", "k"), [(15, 15, 5), (6, 6, 4), (3, 3, 3), (4, 7, 2)])
 def test_place_and_undo_keep_every_table_as_a_fresh_build_would(rows, cols, k):
     core, rng = compiled(), np.random.default_rng(1)

@@ -89,6 +89,7 @@ def test_replay_samples_keep_board_and_policy_together():
     assert len({b.tobytes() for b in boards}) > 10  # symmetric images, not only the ten stored
 
 
+@pytest.mark.slow
 def test_training_smoke_and_checkpoints():
     # Several seconds on a fresh cache: the exact evaluation solves 3x3 first.
     trainer = Trainer(game.TICTACTOE, SMALL, seed=0)
@@ -111,6 +112,7 @@ def test_network_serves_every_board_size():
         assert ((cells >= 0) & (cells < rules.n_cells)).all() and cells[1] != 0
 
 
+@pytest.mark.slow
 def test_file_round_trip(tmp_path):
     trainer = Trainer(game.rules(3, 4, 3), SMALL, seed=1)
     trainer.train(4, 4)
@@ -212,6 +214,7 @@ def test_temperature_must_be_a_number_at_least_0(value):
         AlphaZeroSettings(play=PlaySettings(temperature=value))
 
 
+@pytest.mark.slow
 def test_train_py_trains_saves_and_load_policy_plays_it(tmp_path, capsys):
     import train
     from agents.models import load_policy

@@ -32,6 +32,7 @@ def weights(trainer):
     return {k: v.numpy().copy() for k, v in trainer.net.state_dict().items()}
 
 
+@pytest.mark.slow
 def test_a_saved_state_continues_exactly_as_if_uninterrupted(tmp_path):
     from agents.sb3 import torch_threads
 
@@ -56,6 +57,7 @@ def run_folder(out):
     return out / "alphazero-seed0_1"
 
 
+@pytest.mark.slow
 def test_train_py_resumes_an_interrupted_run_into_the_same_folder(tmp_path, monkeypatch,
                                                                   capsys):
     assert train.main([*FLAGS, "--episodes", "16", "--out", str(tmp_path / "whole")]) == 0
@@ -158,6 +160,7 @@ def test_the_run_folder_knows_the_state_file_by_name():
     assert STATE == STATE_FILE
 
 
+@pytest.mark.slow
 def test_a_finished_run_continues_into_a_new_folder_only_with_a_larger_budget(tmp_path,
                                                                                capsys):
     assert train.main([*FLAGS, "--episodes", "4", "--out", str(tmp_path)]) == 0
@@ -171,6 +174,7 @@ def test_a_finished_run_continues_into_a_new_folder_only_with_a_larger_budget(tm
     assert results["config"]["resumed_from"] == str(folder)
 
 
+@pytest.mark.slow
 def test_a_finished_run_goes_on_at_a_new_learning_rate_and_the_curve_says_which(tmp_path):
     assert train.main([*FLAGS, "--episodes", "4", "--out", str(tmp_path)]) == 0
     folder = run_folder(tmp_path)

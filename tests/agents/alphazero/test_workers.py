@@ -45,6 +45,7 @@ def network() -> PolicyValueNet:
     return PolicyValueNet(NETWORK)
 
 
+@pytest.mark.slow
 def test_two_workers_play_their_share_of_games_reproducibly(local_ray):
     from agents.sb3 import torch_threads
 
@@ -71,6 +72,7 @@ def test_two_workers_play_their_share_of_games_reproducibly(local_ray):
     assert np.allclose(first.policies, np.concatenate([s.policies for s in local]))
 
 
+@pytest.mark.slow
 def test_train_py_runs_with_workers(local_ray, tmp_path):
     import train
 
@@ -82,6 +84,7 @@ def test_train_py_runs_with_workers(local_ray, tmp_path):
     assert local_ray.is_initialized()  # a Ray the caller started is left running
 
 
+@pytest.mark.slow
 def test_more_workers_than_the_cluster_has_cpus_is_one_line(local_ray):
     with pytest.raises(ValueError, match=r"^--workers 3 needs 3 CPUs \(one per actor\); the "
                                          r"Ray cluster has 2$"):
