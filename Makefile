@@ -72,7 +72,7 @@ docs: $(ALL)
 
 bench: $(ALL)
 	$(PIP_INSTALL) -e ".[bench]"
-	$(PY) benchmarks/speed.py --require-peers
+	$(PY) -m benchmarks speed --require-peers
 
 clean:
 	rm -rf $(VENV) runs site .pytest_cache

@@ -4,8 +4,8 @@ zipfile reports a damaged archive in many ways: BadZipFile, NotImplementedError 
 "version needed" or compression method), OSError (an offset before the start of the file),
 EOFError (a member cut short), zlib.error or LZMAError (a compressed stream that is not),
 RuntimeError (an encrypted member), UnicodeDecodeError (a name flagged UTF-8 that is not),
-struct.error, OverflowError. The model files (``agents.models``, ``agents.q_files``,
-``agents.sb3_files``) open their archives only through :func:`open_zip`, which turns each into
+struct.error, OverflowError. The model files (``agents.models``, ``agents.tabular.files``,
+``agents.sb3.files``) open their archives only through :func:`open_zip`, which turns each into
 the caller's own one-line error.
 """
 

@@ -1,13 +1,15 @@
 """Load any model file this project writes as a Policy, telling the kinds apart by content.
 
 All kinds are zip archives: a Q-table ``.npz`` (``QLearningAgent.save``) holds ``format.npy``;
-an SB3 model (``agents.sb3_files.save_model``) holds SB3's members and our ``gym_tictactoe.json``;
+an SB3 model (``agents.sb3.files.save_model``) holds SB3's members and our ``gym_tictactoe.json``;
 an AlphaZero ``.npz`` (``agents.alphazero.files.save``) holds ``alphazero.npy``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -16,9 +18,10 @@ from agents.archives import open_zip
 from gym_tictactoe.evaluation import Policy
 from gym_tictactoe.extras import require
 from gym_tictactoe.files import existing_file
+from gym_tictactoe.players import loaders
 
 EXPECTED = ("a Q-table .npz written by QLearningAgent.save, an SB3 .zip written by "
-            "agents.sb3_files.save_model or an AlphaZero .npz written by "
+            "agents.sb3.files.save_model or an AlphaZero .npz written by "
             "agents.alphazero.files.save (train.py writes each)")
 
 
@@ -61,7 +64,7 @@ def load_policy(path: str | os.PathLike, *, stochastic: bool = False,
     if kind == "alphazero":
         return _alphazero(path, stochastic, max_simulations), kind
     if kind == "q":
-        from agents.q_learning import QLearningAgent
+        from agents.tabular.q_learning import QLearningAgent
 
         if stochastic:
             raise ValueError(f"{path} is a Q-table, which plays its greedy move: it has no "
@@ -70,8 +73,8 @@ def load_policy(path: str | os.PathLike, *, stochastic: bool = False,
     for module in ("torch", "stable_baselines3", "sb3_contrib"):  # only when needed
         require(module, "sb3", "loading an SB3 model")
     from agents.sb3 import ModelPolicy
-    from agents.sb3_files import read_model
-    from agents.sb3_network import build_policy
+    from agents.sb3.files import read_model
+    from agents.sb3.network import build_policy
 
     # One reading of the file, and the policy alone: playing needs no buffer, env or optimiser.
     model = read_model(path)
@@ -87,6 +90,13 @@ def torch_threads(count: int) -> Any:
     return threads(count)
 
 
+def playing(kinds: Sequence[str]) -> contextlib.AbstractContextManager[Any]:
+    """One torch thread while networks (SB3, AlphaZero) play; nothing for Q-tables alone."""
+    if all(kind == "q" for kind in kinds):
+        return contextlib.nullcontext()
+    return torch_threads(1)
+
+
 def _alphazero(path: str | os.PathLike, stochastic: bool, max_simulations: int | None) -> Policy:
     if stochastic:
         raise ValueError(f"{path} is an AlphaZero model, which plays its greedy move "
@@ -96,3 +106,18 @@ def _alphazero(path: str | os.PathLike, stochastic: bool, max_simulations: int |
 
     model = load(path)
     return AlphaZeroPolicy(model.net, model.rules, max_simulations)
+
+
+class SavedModels:
+    """This module as the command line's loader of saved models
+    (``gym_tictactoe.players.loaders.ModelLoader``)."""
+
+    model_kind = staticmethod(model_kind)
+    load_policy = staticmethod(load_policy)
+    playing = staticmethod(playing)
+
+
+# Registered on import; pyproject.toml names it under the loaders' entry-point group too, so that
+# the command line finds it without importing agents itself.
+LOADER = SavedModels()
+loaders.register(LOADER)

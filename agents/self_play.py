@@ -126,7 +126,7 @@ def train_q(agent: Any, pool: SnapshotPool, episodes: int, refresh_every: int, *
     Returns the episodes trained."""
     import gymnasium as gym
 
-    from agents.q_learning import _progress_bar  # the one bar of tabular training
+    from agents.tabular.q_learning import _progress_bar  # the one bar of tabular training
 
     episodes, refresh_every, eval_every = (
         check_int(value, name, 1) for name, value in (
@@ -159,7 +159,7 @@ def snapshot_callback(pool: SnapshotPool, every: int, algo: str, canonical: bool
     ``every`` timesteps (SB3 imported only here: the tabular path needs no torch)."""
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from agents.sb3_policy import ModelPolicy
+    from agents.sb3.policy import ModelPolicy
 
     every = check_int(every, "every", 1, note=" (timesteps)")
 

@@ -1,6 +1,6 @@
 """How fast does the alpha-beta player answer, and how does it fare against a random player?
 
-    python benchmarks/alphabeta.py [--quick] [--json PATH]
+    python -m benchmarks alphabeta [--quick] [--json PATH]
 
 Reply times are wall-clock milliseconds of ``AlphaBetaPlayer(rows, cols, k).act`` (default
 settings, board checks included) on positions from real play: seeded uniformly random games and
@@ -10,28 +10,23 @@ asserts them. The results against random are seeded games with the alpha-beta pl
 of them and as O in the other half.
 
 ``measure()`` returns everything as a dict (``benchmarks/speed.py`` calls it for its big-board
-section); ``__main__`` prints it.
+section); ``main`` prints it.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from benchmarks.commands import argument_parser
+from benchmarks.progress import results_file, writable, write_json
 from gym_tictactoe import game
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import results_file, writable, write_json
-
 from gym_tictactoe.players.search import AlphaBetaPlayer
 from gym_tictactoe.players.threats import Geometry, geometry
 
@@ -155,7 +150,7 @@ def report(results: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--quick", action="store_true", help="fewer positions and games")
     parser.add_argument("--json", type=results_file, help="also write the numbers to this file")
     args = parser.parse_args(argv)
@@ -166,7 +161,3 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         write_json(args.json, results)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

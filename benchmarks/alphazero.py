@@ -1,11 +1,11 @@
 """Does AlphaZero reach perfect play, and how fast? ``train.py --algo alphazero --seed S``.
 
-    python benchmarks/alphazero.py                       # 3x3, seeds 0-4, into runs/benchmarks/
-    python benchmarks/alphazero.py --out benchmarks/results/alphazero_3x3.json   # committed
-    python benchmarks/alphazero.py --speed 3x3x3 4x4x4 6x6x4   # self-play speed, one process
-    python benchmarks/alphazero.py --speed 3x3x3 4x4x4 6x6x4 --workers 1 2 \
+    python -m benchmarks alphazero                       # 3x3, seeds 0-4, into runs/benchmarks/
+    python -m benchmarks alphazero --out benchmarks/results/alphazero_3x3.json   # committed
+    python -m benchmarks alphazero --speed 3x3x3 4x4x4 6x6x4   # self-play speed, one process
+    python -m benchmarks alphazero --speed 3x3x3 4x4x4 6x6x4 --workers 1 2 \
         --out benchmarks/results/alphazero_speed.json    # and in 1 and 2 Ray actors (committed)
-    python benchmarks/alphazero.py --board 4x4x3 --minutes 90 --eval-minutes 15 --resume
+    python -m benchmarks alphazero --board 4x4x3 --minutes 90 --eval-minutes 15 --resume
 
 Each seed is one ``train.py --algo alphazero --seed S`` run (self-play, exact evaluation of the
 raw network every 256 games, stopped at the first perfect one or at ``--episodes`` games), in a
@@ -28,15 +28,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import (
+from benchmarks.commands import argument_parser, command_line
+from benchmarks.progress import (
     RUNS,
     board,
     processes,
@@ -49,10 +48,9 @@ from progress import (
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    from agents.run_arguments import checked
     from gym_tictactoe.cli.arguments import positive_int, seed_arg, simulations_arg
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--seeds", nargs="+", type=seed_arg, default=None,
                         help="default: 0-4, with --minutes 0 alone")
     parser.add_argument("--board", type=board, default="3x3x3", help="RxCxK (default: %(default)s)")
@@ -69,6 +67,21 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", type=results_file, default=None,
                         help="results JSON (default: runs/benchmarks/alphazero.json, with "
                              "--minutes alphazero_BOARD.json)")
+    _add_long_runs(parser)
+    args = parser.parse_args(argv)
+    if args.learning_rate is not None and not args.resume:
+        parser.error("--learning-rate goes with --resume (a new run takes train.py's default)")
+    if args.seeds is None:
+        args.seeds = [0, 1, 2, 3, 4] if args.minutes is None else [0]
+    if args.out is None:
+        args.out = RUNS / ("alphazero.json" if args.minutes is None
+                           else f"alphazero_{args.board}.json")
+    return args
+
+
+def _add_long_runs(parser: argparse.ArgumentParser) -> None:
+    from agents.run.flags import checked
+
     long_runs = parser.add_argument_group("long runs (--minutes)")
     long_runs.add_argument("--minutes", type=checked(float, 0), default=None,
                            help="one train.py run per seed of this many minutes of training")
@@ -81,15 +94,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     long_runs.add_argument("--learning-rate", type=checked(float, 0), default=None, metavar="X",
                            help="with --resume and more --minutes: a finished run goes on at "
                                 "this learning rate (train.py --learning-rate)")
-    args = parser.parse_args(argv)
-    if args.learning_rate is not None and not args.resume:
-        parser.error("--learning-rate goes with --resume (a new run takes train.py's default)")
-    if args.seeds is None:
-        args.seeds = [0, 1, 2, 3, 4] if args.minutes is None else [0]
-    if args.out is None:
-        args.out = RUNS / ("alphazero.json" if args.minutes is None
-                           else f"alphazero_{args.board}.json")
-    return args
 
 
 def run_seed(args: argparse.Namespace, seed: int, folder: Path) -> dict[str, Any]:
@@ -200,7 +204,7 @@ def speed_table(args: argparse.Namespace) -> int:
     """``--speed``: every board in this process, then in each count of Ray workers."""
     import platform
 
-    from agents.numerics import cpu_model
+    from agents.run.numerics import cpu_model
 
     load, rows = os.getloadavg(), [speed(board, rounds=args.rounds) for board in args.speed]
     if args.workers:
@@ -211,7 +215,7 @@ def speed_table(args: argparse.Namespace) -> int:
               f"{found['games_per_cpu_second']:>11.1f}  {found['boards_per_call']:>11.1f}")
     machine = {"cpu": cpu_model(), "cpus": os.cpu_count(), "python": platform.python_version(),
                "load_average_at_start": load[0], "load_average_at_end": os.getloadavg()[0]}
-    write(args.out, {"command": " ".join(["python", *sys.argv]), "machine": machine,
+    write(args.out, {"command": command_line(__name__), "machine": machine,
                      "versions": versions(), "speed": rows})
     return 0
 
@@ -251,13 +255,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.speed:
         return speed_table(args)
     if args.minutes is not None:
-        from alphazero_long import long_runs
+        from benchmarks.alphazero_long import long_runs
 
         return long_runs(args, write)
     load = os.getloadavg()[0]
 
     def save(runs: list[dict[str, Any]]) -> None:
-        write(args.out, {"command": " ".join(["python", *sys.argv]), "board": args.board,
+        write(args.out, {"command": command_line(__name__), "board": args.board,
                          "load_average_at_start": load, "runs": runs}, quiet=True)
 
     runs = seed_runs(args.seeds, partial(run_seed, args), "games", save)
@@ -271,7 +275,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 write = write_json  # the name alphazero_long and the speed table call
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -22,7 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from progress import RUNS
+from benchmarks.commands import command_line
+from benchmarks.progress import RUNS
 
 ROOT = Path(__file__).resolve().parents[1]
 POLL_SECONDS = 5.0
@@ -35,7 +36,7 @@ def long_runs(args: argparse.Namespace, write: Callable[..., None]) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     runs_dir = (args.runs or RUNS / f"alphazero-{args.board}").resolve()
     results: dict[str, Any] = {
-        "command": " ".join(["python", *sys.argv]), "board": args.board,
+        "command": command_line(__name__), "board": args.board,
         "minutes": args.minutes, "eval_minutes": args.eval_minutes, "runs_dir": str(runs_dir),
         "load_average_at_start": os.getloadavg()[0], "runs": []}
     earlier = _earlier(args)
@@ -78,7 +79,7 @@ def command_for(args: argparse.Namespace, seed: int, runs_dir: Path) -> list[str
     """The train.py command for ``seed``: a new run, or with ``--resume`` the continuation of
     the latest one in ``runs_dir`` (None: it has trained its minutes already)."""
     from agents.alphazero.state import STATE_FILE, read_progress
-    from agents.run_folder import run_folders
+    from agents.run.folder import run_folders
 
     budget = ["--minutes", str(args.minutes), "--eval-minutes", str(args.eval_minutes),
               "--games", FINAL_GAMES, "--no-progress"]
@@ -127,7 +128,7 @@ def update(runs_dir: Path, stem: str, entry: dict[str, Any], seen: int | None,
     """Read the latest run's state when it changed since ``seen`` (its mtime): the curve so
     far into ``entry``, saved, and one line printed. Returns what was seen."""
     from agents.alphazero.state import STATE_FILE, read_progress
-    from agents.run_folder import run_folders
+    from agents.run.folder import run_folders
 
     found = run_folders(runs_dir, stem) if runs_dir.is_dir() else []
     try:

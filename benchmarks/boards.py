@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-Play = Callable[[], int]
+from benchmarks.timing import Play
+
 BIG = {"6x6x4": (6, 6, 4), "15x15x5": (15, 15, 5)}
 VECTOR_BOARDS = 4096
 
@@ -101,7 +102,7 @@ def openspiel(name: str, params: dict[str, Any]) -> Play:
 
 
 def groups() -> dict[str, dict[str, Callable[[], Play]]]:
-    """Contender groups for ``speed.measure``: the first of each is ours."""
+    """Contender groups for ``timing.measure``: the first of each is ours."""
     found = {
         "single env minimax, 3x3 vs 4x4x4, moves/s": {
             "gym-tictactoe 3x3x3": lambda: ours_single(3, 3, 3, "minimax"),

@@ -1,13 +1,48 @@
-"""The command that wrote a committed results file, as the file records it (``"command"``), for
-the docs tables: the README's summary states the command behind each figure, not a shorter one
-that measures something else."""
+"""A benchmark's command line: the parser each benchmark starts from, the command a results file
+records (``"command"``), a benchmark run in a child process, and the recorded command read back
+for the docs tables (the README's summary states the command behind each figure, not a shorter
+one that measures something else)."""
 
 from __future__ import annotations
 
+import argparse
+import os
+import re
 import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 SEED = "S"  # the seed, in a command shared by one results file per seed
+RUNNER = "python -m benchmarks"
+ROOT = Path(__file__).resolve().parents[1]
+# How results files written before the runner record a benchmark: ``python benchmarks/NAME.py``.
+SCRIPT = re.compile(r"^python benchmarks/(?P<name>\w+)\.py(?=\s|$)")
+
+
+def argument_parser(module: str, doc: str | None) -> argparse.ArgumentParser:
+    """The parser of benchmark ``module`` (its ``__name__``): usage lines name the runner's
+    command, the description is the first paragraph of its docstring."""
+    name = module.rpartition(".")[2]
+    return argparse.ArgumentParser(prog=f"{RUNNER} {name}",
+                                   description=(doc or "").split("\n\n")[0])
+
+
+def command_line(module: str, argv: Sequence[str] | None = None) -> str:
+    """The command of this run of benchmark ``module`` (its ``__name__``) as its results file
+    records it, ``python -m benchmarks NAME ARGS``: ``argv``, else the arguments the runner got
+    after the name."""
+    args = sys.argv[2:] if argv is None else argv
+    return " ".join([RUNNER, module.rpartition(".")[2], *args])
+
+
+def child(name: str, *args: str) -> tuple[list[str], dict[str, str]]:
+    """The command and environment that run benchmark ``name`` with ``args`` in a new process
+    from any folder (the repository's root first on its path: the benchmarks are not
+    installed)."""
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return [sys.executable, "-m", "benchmarks", name, *args], {**os.environ, "PYTHONPATH": path}
 
 
 def recorded(*files: dict[str, Any]) -> str:
@@ -25,7 +60,7 @@ def recorded(*files: dict[str, Any]) -> str:
 
 
 def _words(command: str) -> list[str]:
-    words = shlex.split(command)
+    words = shlex.split(SCRIPT.sub(lambda found: f"{RUNNER} {found['name']}", command))
     if "--out" in words:
         at = words.index("--out")
         del words[at : at + 2]

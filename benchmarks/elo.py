@@ -1,7 +1,7 @@
 """Where does AlphaZero stand among the built-in players on a board too big to solve? Elo ratings.
 
-    python benchmarks/elo.py --board 6x6x4 --minutes 60     # train, then rate; runs/benchmarks/
-    python benchmarks/elo.py --board 6x6x4 --model runs/alphazero-6x6x4-seed0_1/model.npz
+    python -m benchmarks elo --board 6x6x4 --minutes 60     # train, then rate; runs/benchmarks/
+    python -m benchmarks elo --board 6x6x4 --model runs/alphazero-6x6x4-seed0_1/model.npz
 
 Without ``--model`` it first trains ``train.py --algo alphazero --board B --minutes M`` (seed
 ``--seed``; the run folder stays under ``runs/benchmarks/elo``, so ``--resume`` continues an
@@ -31,15 +31,15 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress, results_file, writable, write_json
+from benchmarks.commands import argument_parser, command_line
+from benchmarks.progress import RUNS, Progress, results_file, writable, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILT_IN = ("random", "heuristic", "montecarlo", "mcts", "alphabeta")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    from agents.run_arguments import checked
+    from agents.run.flags import checked
     from gym_tictactoe.cli.arguments import (
         board_arg,
         non_negative_int,
@@ -49,7 +49,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     from gym_tictactoe.cli.match import check_opening
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--board", type=board_arg, default="6x6x4",
                         help="RxCxK (default: %(default)s)")
     parser.add_argument("--model", type=Path, default=None,
@@ -140,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     model, training = (args.model, training_of(args.model)) if args.model else train(args)
 
     def save(players: list[str], rows: list, ratings: list | None = None) -> None:
-        write_json(args.out, {"command": " ".join(["python", *sys.argv]), "board": args.board.name,
+        write_json(args.out, {"command": command_line(__name__), "board": args.board.name,
                               "games_per_pairing": args.games, "opening_plies": args.opening,
                               "training": training, "alphabeta_max_nodes": DEFAULT_MAX_NODES,
                               "players": players, "pairings": rows, "ratings": ratings,
@@ -160,7 +160,3 @@ def _plain(rating: Any) -> dict[str, Any]:
     if math.isnan(fields["interval"]):
         fields["interval"] = None
     return fields
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,9 +2,9 @@
 of file the project reads: the Q-table, SB3 and AlphaZero model files, an AlphaZero training
 checkpoint and a solved board's cache file.
 
-    python benchmarks/fuzz.py                                   # 1,000 mutants of each
-    python benchmarks/fuzz.py --out benchmarks/results/fuzz.json    # the committed figures
-    python benchmarks/fuzz.py --targets q cache --count 200 --seed 1
+    python -m benchmarks fuzz                                   # 1,000 mutants of each
+    python -m benchmarks fuzz --out benchmarks/results/fuzz.json    # the committed figures
+    python -m benchmarks fuzz --targets q cache --count 200 --seed 1
 
 Each file is written by the project's own writer (``fuzz_targets``), then mutated ``--count``
 times (``mutants``: bytes flipped, cut, repeated, appended; members removed, repeated, renamed,
@@ -36,14 +36,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from fuzz_targets import TARGETS, attempt
-from mutants import mutants
-from progress import writable, write_json
+from benchmarks.commands import argument_parser, child
+from benchmarks.fuzz_targets import TARGETS, attempt
+from benchmarks.mutants import mutants
+from benchmarks.progress import writable, write_json
 
 HANG_STATUS = 124  # a worker's exit status when a load outlived --seconds
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--targets", nargs="+", choices=list(TARGETS), default=list(TARGETS))
     parser.add_argument("--count", type=int, default=1000, help="mutants of each kind")
     parser.add_argument("--seed", type=int, default=0)
@@ -69,11 +69,11 @@ def fuzz_target(args: argparse.Namespace, target: str) -> dict[str, Any]:
     escapes: list[dict[str, Any]] = []
     started, start = time.perf_counter(), 0
     while start < args.count:
-        command = [sys.executable, __file__, "--worker", target, "--start", str(start),
-                   *(f"--{k}={getattr(args, k.replace('-', '_'))}"
-                     for k in ("count", "seed", "memory-mib", "seconds"))]
+        command, env = child("fuzz", "--worker", target, "--start", str(start),
+                             *(f"--{k}={getattr(args, k.replace('-', '_'))}"
+                               for k in ("count", "seed", "memory-mib", "seconds")))
         pending = None
-        with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as worker:
+        with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env) as worker:
             for line in worker.stdout:
                 record = json.loads(line)
                 if "outcome" not in record:  # the worker is about to load this one
@@ -160,6 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.worker:
         return work(args)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # for the workers: one thread each
     out = writable(args.out, "fuzz.py") if args.out else None
     results: dict[str, Any] = {"count": args.count, "seed": args.seed,
                                "memory_mib": args.memory_mib, "seconds": args.seconds,
@@ -175,8 +176,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     if out:
         print(f"results written to {out}")
     return 1 if escaped else 0
-
-
-if __name__ == "__main__":
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    sys.exit(main())

@@ -77,7 +77,7 @@ def _finite_fields(value: Any, where: str = "") -> None:
 
 
 def _make_q(folder: Path) -> Any:
-    from agents.q_learning import QLearningAgent
+    from agents.tabular.q_learning import QLearningAgent
 
     agent = QLearningAgent(seed=0)
     agent.q[:] = np.random.default_rng(0).normal(size=agent.q.shape).round(1)  # compressible
@@ -104,7 +104,8 @@ def _check_q(loaded: Any, original: Any) -> None:
 
 
 def _make_sb3(folder: Path) -> Any:
-    from agents import sb3, sb3_files
+    from agents import sb3
+    from agents.sb3 import files as sb3_files
 
     env = sb3.make_vec_env("maskable-ppo", n_envs=1, seed=0)
     model = sb3.build_model("maskable-ppo", env, seed=0, policy_kwargs={"net_arch": [8]},
@@ -113,7 +114,7 @@ def _make_sb3(folder: Path) -> Any:
 
 
 def _load_sb3(path: Path) -> Any:
-    from agents.sb3_files import read_model
+    from agents.sb3.files import read_model
 
     # load_policy reads the file with read_model, keeping the network alone: read the rest too
     return (*_load_policy(path), read_model(path))

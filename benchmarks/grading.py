@@ -1,19 +1,23 @@
-"""Exact grading of the search players on a board of 17 to 64 cells (5x5x4 by default): each
+"""Exact grading of players and saved models on a board of 17 to 64 cells (5x5x4 by default): each
 player's sampled optimal-move rate (two samplings, every verdict proved, 95% Wilson interval)
 and its best response per seat where the walk finishes within its budget
 (``gym_tictactoe.evaluation.grading``).
 
-    python benchmarks/grading.py [--board 5x5x4] [--players alphabeta mcts heuristic]
-                                 [--sample 60] [--walk-nodes 300] [--seed 0] [--out PATH]
+    python -m benchmarks grading [--board 5x5x4] [--players alphabeta mcts heuristic]
+                                 [--models RUN/model.zip ...] [--sample 60] [--walk-nodes 300]
+                                 [--seed 0] [--out PATH]
 
 Each player plays as a policy from its default settings, seeded (its generator drawn from
-``--seed``). Progress goes to stderr; the results are written as JSON only to ``--out``.
-Trained models (MaskablePPO, AlphaZero) are not graded here.
+``--seed``). ``--models`` grades saved models too (train.py's ``model.npz`` or ``model.zip`` on
+the same board; an AlphaZero model plays its raw network, greedy), each recorded with what its
+run's ``results.json`` says of its training. Progress goes to stderr; the results are written as
+JSON only to ``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -21,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import Progress, duration, writable, write_json
-
+from benchmarks.commands import argument_parser, command_line
+from benchmarks.progress import Progress, duration, writable, write_json
 from gym_tictactoe import game
 from gym_tictactoe.cli.arguments import board_arg, bounded_int, player_names, seed_arg
+from gym_tictactoe.cli.models import board_of, load
 from gym_tictactoe.evaluation.grading import format_grade, grade
 from gym_tictactoe.players.opponents import parse_opponent
 
@@ -49,16 +53,42 @@ class PlayerPolicy:
         return int(self.player.act(board.copy(), mark, self.rng))
 
 
+def contenders(args: argparse.Namespace) -> list[tuple[str, Any, dict[str, Any]]]:
+    """(name, policy, what to record beside its grade) for each player, then each model."""
+    found: list[tuple[str, Any, dict[str, Any]]] = [
+        (name, PlayerPolicy(name, args.board, args.seed), {}) for name in args.players]
+    for path in args.models:
+        policy, kind = load(str(path))
+        if board_of(policy).name != args.board.name:
+            raise SystemExit(f"grading.py: {path} is a {board_of(policy).name} model; "
+                             f"--board is {args.board.name}")
+        found.append((f"{kind} ({path.parent.name})", policy, {"model": str(path),
+                                                                "training": training(path)}))
+    return found
+
+
+def training(path: Path) -> dict[str, Any]:
+    """What the run's results.json beside the model says of its training (empty without one)."""
+    try:
+        results = json.loads((path.parent / "results.json").read_text())
+        last = results["learning_curve"][-1]
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return {}
+    keys = ("episodes", "timesteps", "train_seconds", "train_cpu_seconds")
+    return {"algo": results.get("config", {}).get("algo"),
+            **{key: last[key] for key in keys if key in last}}
+
+
 def grade_all(args: argparse.Namespace) -> list[dict[str, Any]]:
-    progress, rows = Progress(len(args.players)), []
-    for name in args.players:
+    players = contenders(args)
+    progress, rows = Progress(len(players)), []
+    for name, policy, extra in players:
         began = time.perf_counter()
-        policy = PlayerPolicy(name, args.board, args.seed)
         graded = grade(policy, args.board, sample=args.sample, seed=args.seed,
                        walk_nodes=args.walk_nodes, walk_seconds=args.walk_seconds,
                        progress=lambda text, name=name: print(f"  {name}: {text}",
                                                                file=sys.stderr, flush=True))
-        rows.append({"player": name, **graded,
+        rows.append({"player": name, **extra, **graded,
                      "seconds": round(time.perf_counter() - began, 1)})
         print(f"{name}:\n{format_grade(graded)}", flush=True)
         progress.step(f"{name} graded in {duration(rows[-1]['seconds'])}")
@@ -80,9 +110,11 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--board", type=board_arg, default=game.rules(5, 5, 4))
     parser.add_argument("--players", nargs="+", default=list(PLAYERS), choices=player_names())
+    parser.add_argument("--models", nargs="+", type=Path, default=[], metavar="PATH",
+                        help="saved models to grade after the players (model.npz or model.zip)")
     parser.add_argument("--sample", type=bounded_int(1, 10_000), default=60,
                         help="positions per sampling and player")
     parser.add_argument("--walk-nodes", type=bounded_int(1, 10**6), default=300,
@@ -93,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     out = writable(args.out, "grading.py") if args.out else None
-    command = "python benchmarks/grading.py " + " ".join(argv or sys.argv[1:])
+    command = command_line(__name__, argv)
     began = time.perf_counter()
     rows = grade_all(args)
     print(table(rows))
@@ -101,11 +133,5 @@ def main(argv: list[str] | None = None) -> int:
         write_json(out, {"command": command, "board": args.board.name, "sample": args.sample,
                          "walk_nodes": args.walk_nodes, "walk_seconds": args.walk_seconds,
                          "seed": args.seed, "seconds": round(time.perf_counter() - began, 1),
-                         "not_measured": "MaskablePPO and AlphaZero models trained for 60 "
-                                         "minutes on 5x5x4: not yet graded",
                          "public_figure": PUBLIC, "players": rows})
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

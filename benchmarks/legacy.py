@@ -9,6 +9,7 @@ rewritten to point at each other; everything else they import (rules, checks) is
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import subprocess
 import sys
 import tempfile
@@ -41,7 +42,14 @@ def _package() -> Path:
 def module(name: str) -> ModuleType:
     """The old module ``name`` (one of FILES)."""
     if not _loaded:
-        sys.path.insert(0, str(_package()))
+        # The package is imported from its folder by name, with no change to sys.path; its
+        # modules then find each other through the package's own __path__.
+        init = _package() / PACKAGE / "__init__.py"
+        spec = importlib.util.spec_from_file_location(
+            PACKAGE, init, submodule_search_locations=[str(init.parent)])
+        assert spec is not None and spec.loader is not None
+        sys.modules[PACKAGE] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[PACKAGE])
         for other in FILES:
             _loaded[other] = importlib.import_module(f"{PACKAGE}.{other}")
     return _loaded[name]

@@ -1,6 +1,6 @@
 """The ``mcts`` player against OpenSpiel's ``MCTSBot``: same simulations, same run, both seats.
 
-    nice -n 10 python benchmarks/mcts.py [--quick] [--out benchmarks/results/mcts.json]
+    nice -n 10 python -m benchmarks mcts [--quick] [--out benchmarks/results/mcts.json]
 
 On each board both bots search with the same number of simulations a move, the same UCT
 constant (2, OpenSpiel's examples') and MCTS-Solver (OpenSpiel's ``solve=True``), one random
@@ -18,20 +18,15 @@ Nothing is written unless ``--out`` is given.
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from benchmarks.commands import argument_parser
+from benchmarks.progress import results_file, writable, write_json
 from gym_tictactoe import game
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import results_file, writable, write_json
-
 from gym_tictactoe.players.mcts import MCTSPlayer
 
 UCT_C = 2.0
@@ -133,7 +128,7 @@ def _line(board: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--quick", action="store_true", help="fewer games and simulations")
     parser.add_argument("--out", type=results_file, help="also write the numbers to this JSON file")
     args = parser.parse_args(argv)
@@ -142,11 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.time()
     results = measure(QUICK if args.quick else BOARDS)
     results["wall_seconds"] = round(time.time() - start, 1)
-    results["command"] = "python benchmarks/mcts.py" + (" --quick" if args.quick else "")
+    results["command"] = "python -m benchmarks mcts" + (" --quick" if args.quick else "")
     if args.out:
         write_json(args.out, results)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

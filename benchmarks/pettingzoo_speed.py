@@ -1,6 +1,6 @@
 """The two-agent AEC environment against PettingZoo's own tic-tac-toe, in one run.
 
-    python benchmarks/pettingzoo_speed.py [--quick]
+    python -m benchmarks pettingzoo_speed [--quick]
 
 Both play the same loop, PettingZoo's tutorial loop: ``for agent in env.agent_iter()``, ``last()``,
 a uniformly random legal move from the observation's action mask (``None`` once terminated),
@@ -11,26 +11,23 @@ A move is a mark put on the board. Bigger boards (6x6x4, gomoku 15x15x5) are mea
 information: PettingZoo has no m,n,k-game, so their ratio is to its 3x3 game.
 
 ``benchmarks/speed.py`` runs the same groups: ``groups()`` and ``TARGETS`` have the shapes of
-``boards.groups()`` and ``boards.TARGETS``, and ``REQUIRES`` tells ``speed.measure`` that our
-contender needs the ``multiagent`` extra.
+``boards.groups()`` and ``boards.TARGETS``; both time them with ``benchmarks/timing.py``.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from boards import pick  # a sibling module: benchmarks/ is on sys.path when these run
+from benchmarks.boards import pick
+from benchmarks.commands import argument_parser
+from benchmarks.timing import Play, check_targets, measure, print_groups, print_targets
 
-Play = Callable[[], int]
 OURS = "gym-tictactoe AEC env()"
 PEER = "PettingZoo tictactoe_v3.env()"
-REQUIRES = {"gym-tictactoe AEC": "pettingzoo"}  # a prefix, as speed.REQUIRES has them
 GROUP = "PettingZoo AEC random play 3x3, moves/s"
 BIG_GROUP = "PettingZoo AEC random play, bigger boards, moves/s"
 BIG = {"6x6x4": (6, 6, 4), "15x15x5": (15, 15, 5)}
@@ -68,7 +65,7 @@ def pettingzoo_tictactoe() -> Play:
 
 
 def groups() -> dict[str, dict[str, Callable[[], Play]]]:
-    """Contender groups for ``speed.measure``: the first of each is ours."""
+    """Contender groups for ``timing.measure``: the first of each is ours."""
     big = {f"gym-tictactoe AEC {label}": (lambda s=size: ours(*s)) for label, size in BIG.items()}
     return {GROUP: {OURS: ours, PEER: pettingzoo_tictactoe},
             BIG_GROUP: {**big, PEER: pettingzoo_tictactoe}}
@@ -79,41 +76,20 @@ TARGETS = [  # (label, group, ours, peer, ratio needed)
 ]
 
 
-def check_targets(results: dict[str, dict[str, list[float]]], median: Callable) -> list[dict]:
-    """``speed.check_targets`` for ``TARGETS`` (``median`` is ``speed.median``)."""
-    checks = []
-    for label, group, mine, peer, needed in TARGETS:
-        ours_rate, peer_rate = median(results, group, mine), median(results, group, peer)
-        check: dict[str, Any] = {"target": label, "value": None, "status": "SKIP"}
-        if ours_rate is not None and peer_rate is not None:
-            ratio = ours_rate / peer_rate
-            check.update(value=ratio, status="PASS" if ratio >= needed else "MISS")
-        checks.append(check)
-    return checks
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--quick", action="store_true", help="shorter runs, fewer rounds")
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(Path(__file__).resolve().parent))  # speed.py, a sibling
-    import speed
-
-    speed.REQUIRES.update(REQUIRES)
     rounds, seconds = (3, 0.2) if args.quick else (7, 0.6)
     notes: list[str] = []
     import gym_tictactoe
 
     print(f"gym_tictactoe from {Path(gym_tictactoe.__file__).parent}; load average before: "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
-    results = {group: speed.measure(contenders, rounds, seconds, notes)
+    results = {group: measure(contenders, rounds, seconds, notes)
                for group, contenders in groups().items()}
-    speed.print_groups(results)
-    checks = check_targets(results, speed.median)
+    print_groups(results)
+    checks = check_targets(results, TARGETS)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    speed.print_targets(checks, notes)
+    print_targets(checks, notes)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,8 @@
 """The published m,n,k results, proved from the empty board by the compiled proof solver, and the
 proof solver checked against the table solver.
 
-    python benchmarks/proofs.py [--boards 4x5x4 5x5x4 ...] [--seconds 600] [--out PATH]
-    python benchmarks/proofs.py --agreement [--boards 3x3x3 3x4x3 ...] [--sample N] [--out PATH]
+    python -m benchmarks proofs [--boards 4x5x4 5x5x4 ...] [--seconds 600] [--out PATH]
+    python -m benchmarks proofs --agreement [--boards 3x3x3 3x4x3 ...] [--sample N] [--out PATH]
 
 Proofs: each board is proved in a fresh process (so its peak memory is its own: the
 transposition table and the compiled code), wall and CPU seconds apart (the machine may be
@@ -11,9 +11,11 @@ doubling node budgets on one table: ``Prover.value_within``); a board that runs 
 with its nodes and seconds as ``unknown``. The published values (Uiterwijk, IEEE CoG 2019):
 4x5x4, 4x6x4, 5x5x4 draws; 5x6x4 and 6x6x4 first-player wins; 5x5x5 and 6x6x5 draws.
 
-Agreement: the prover's value of every reachable position of each board (of at most 16 cells)
-against the table solver's; boards with more positions than ``--sample`` get a seeded sample of
-that many. The results are printed; they are written as JSON only to ``--out``.
+Agreement: the prover's value of every reachable position of each board (by default every
+board of at most 16 cells: ``every_board``) against the table solver's, proved in chunks of
+positions on one table per board with a progress line each; with ``--sample N``, boards with
+more positions get a seeded sample of N. The results are printed; they are written as JSON only
+to ``--out``.
 """
 
 from __future__ import annotations
@@ -29,15 +31,15 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import Progress, duration, writable, write_json
-
+from benchmarks.commands import argument_parser, child, command_line
+from benchmarks.progress import Progress, duration, line, writable, write_json
 from gym_tictactoe import game
 
 PUBLISHED = {"4x5x4": 0, "4x6x4": 0, "5x5x4": 0, "5x5x5": 0, "5x6x4": 1, "6x6x4": 1,
              "6x6x5": 0}
 STRETCH = {"7x7x5": 0}  # Hsu et al., Theoretical Computer Science 815 (2020)
-SMALL = ("3x3x3", "3x4x3", "4x3x3", "3x4x4", "2x6x3", "4x4x3", "4x4x4")
+AGREEMENT_CHUNK = 1 << 18  # positions per compiled call: a progress line each
+AGREEMENT_TABLE = 1 << 26  # bytes of the prover's table, shared by a board's positions
 FIRST_ROUND = 1 << 24  # nodes: most boards finish in the first round; each later one doubles
 NAMES = {1: "first-player win", 0: "draw", -1: "second-player win", None: "unknown"}
 
@@ -66,10 +68,10 @@ def prove_one(board: str, seconds: float, table_bytes: int) -> dict[str, Any]:
 def prove_all(boards: list[str], seconds: float, table_bytes: int) -> list[dict[str, Any]]:
     progress, rows = Progress(len(boards)), []
     for board in boards:
-        command = [sys.executable, __file__, "--one", board, "--seconds", str(seconds),
-                   "--table-mb", str(table_bytes >> 20)]
+        command, env = child("proofs", "--one", board, "--seconds", str(seconds),
+                             "--table-mb", str(table_bytes >> 20))
         try:
-            done = subprocess.run(command, capture_output=True, text=True,
+            done = subprocess.run(command, capture_output=True, text=True, env=env,
                                   timeout=seconds * 3 + 120)
             row = json.loads(done.stdout.strip().splitlines()[-1])
         except (subprocess.TimeoutExpired, IndexError, json.JSONDecodeError):
@@ -80,27 +82,77 @@ def prove_all(boards: list[str], seconds: float, table_bytes: int) -> list[dict[
     return rows
 
 
-def agreement(boards: list[str], sample: int, seed: int = 0) -> list[dict[str, Any]]:
-    """Per board: positions checked, how many disagree, and whether that was all of them."""
+def every_board(cells: int = game.SOLVED_CELLS) -> list[str]:
+    """Every board of at most ``cells`` cells the rules accept, smallest first: each rows x
+    cols in both orientations (the same game transposed, but another bit layout and other line
+    masks for the prover) and each win length up to the longer side."""
+    sizes = [(r * c, r, c, k) for r in range(1, game.MAX_SIDE + 1)
+             for c in range(1, game.MAX_SIDE + 1) if r * c <= cells
+             for k in range(1, max(r, c) + 1)]
+    return [f"{r}x{c}x{k}" for _, r, c, k in sorted(sizes)]
+
+
+def agreement(boards: list[str], sample: int | None, seed: int = 0) -> list[dict[str, Any]]:
+    """Per board: positions checked (all of them unless ``sample`` is fewer), how many of
+    them the prover and the table solver disagree on (the first few named), and seconds."""
+    from gym_tictactoe.game.proofs import Prover
+
+    # Loaded (or compiled) once before the clock of the first board starts.
+    Prover(game.TICTACTOE, table_bytes=1 << 10, small=True).values([game.EMPTY_BOARD])
+    progress, rows = Progress(len(boards)), []
+    for board in boards:
+        # Rules of its own, not game.rules' cached one: its positions are freed after it.
+        rows.append(agree_on(game.Rules(*game.parse_board(board)), sample, seed))
+        progress.step(f"{board}: {rows[-1]['positions']:,} positions, "
+                      f"{rows[-1]['disagreements']} disagreements, "
+                      f"{duration(rows[-1]['seconds'])}")
+    return rows
+
+
+def agree_on(rules: game.Rules, sample: int | None, seed: int) -> dict[str, Any]:
+    """One board's row: the table solver builds it in memory (no cache files for hundreds of
+    boards), the prover proves the positions in chunks on one table."""
     from gym_tictactoe.game import solver
     from gym_tictactoe.game.proofs import Prover
 
-    rows = []
-    for board in boards:
-        rules = game.rules(*game.parse_board(board))
-        codes, every = rules.reachable, len(rules.reachable) <= sample
-        if not every:
-            codes = np.random.default_rng(seed).choice(codes, sample, replace=False)
-        for_x = solver.solve(rules).value_of(codes).astype(np.int64)
-        expected = np.where(rules.to_move_of(codes) == game.O, -for_x, for_x)
-        prover, start = Prover(rules, table_bytes=1 << 26, small=True), time.perf_counter()
-        got = np.array([prover.value(int(code)) for code in codes])
-        rows.append({"board": board, "positions": len(codes), "all_positions": every,
-                     "reachable": len(rules.reachable),
-                     "disagreements": int((got != expected).sum()),
-                     "seconds": round(time.perf_counter() - start, 1)})
-        print(f"{board}: {rows[-1]}", file=sys.stderr, flush=True)
-    return rows
+    start, proving = time.perf_counter(), 0.0
+    solution, codes = solver.build(rules), rules.reachable
+    every = sample is None or len(codes) <= sample
+    if not every:
+        codes = np.random.default_rng(seed).choice(codes, sample, replace=False)
+    prover = Prover(rules, budget=1 << 62, table_bytes=AGREEMENT_TABLE, small=True)
+    wrong, checking = 0, time.perf_counter()
+    first: list[dict[str, int]] = []  # the first few disagreements
+    for at in range(0, len(codes), AGREEMENT_CHUNK):
+        chunk = codes[at : at + AGREEMENT_CHUNK]
+        for_x = solution.value_of(chunk).astype(np.int8)
+        expected = np.where(rules.to_move_of(chunk) == game.O, -for_x, for_x)
+        began = time.perf_counter()
+        got = prover.values(chunk)  # 2 (unknown) never equals a value: it counts as wrong
+        proving += time.perf_counter() - began
+        bad = np.flatnonzero(got != expected)
+        wrong += bad.size
+        first += [{"code": int(chunk[i]), "table": int(expected[i]), "prover": int(got[i])}
+                  for i in bad[: 5 - len(first)]]
+        if len(codes) > AGREEMENT_CHUNK:
+            print(f"  {rules.name}: {at + len(chunk):,} of {len(codes):,}; "
+                  f"{line(at + len(chunk), len(codes), time.perf_counter() - checking)}",
+                  file=sys.stderr, flush=True)
+    return {"board": rules.name, "positions": len(codes), "all_positions": every,
+            "reachable": len(rules.reachable), "disagreements": wrong,
+            "first_disagreements": first, "seconds": round(time.perf_counter() - start, 1),
+            "prover_seconds": round(proving, 1)}
+
+
+def agreement_boards(parser: argparse.ArgumentParser, boards: list[str] | None) -> list[str]:
+    """The boards asked for (every board of at most 16 cells by default), each checked to be
+    one the table solver solves before any work; a bad one is one usage line."""
+    try:
+        for board in boards or []:
+            game.rules(*game.parse_board(board)).check_solvable("the agreement check")
+    except ValueError as error:
+        parser.error(str(error))
+    return boards or every_board()
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -115,13 +167,14 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--boards", nargs="+", default=None)
     parser.add_argument("--seconds", type=float, default=600.0, help="wall budget per board")
     parser.add_argument("--table-mb", type=int, default=256, help="transposition table size")
     parser.add_argument("--agreement", action="store_true")
-    parser.add_argument("--sample", type=int, default=200_000,
-                        help="agreement: positions per board at most (a seeded sample beyond)")
+    parser.add_argument("--sample", type=int, default=None,
+                        help="agreement: positions per board at most (a seeded sample beyond); "
+                             "default: every reachable position")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
@@ -129,9 +182,9 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(prove_one(args.one, args.seconds, args.table_mb << 20)))
         return 0
     out = writable(args.out, "proofs.py") if args.out else None
-    command = "python benchmarks/proofs.py " + " ".join(argv or sys.argv[1:])
+    command = command_line(__name__, argv)
     if args.agreement:
-        rows = agreement(args.boards or list(SMALL), args.sample)
+        rows = agreement(agreement_boards(parser, args.boards), args.sample)
         print(json.dumps(rows, indent=1))
     else:
         rows = prove_all(args.boards or list(PUBLISHED), args.seconds, args.table_mb << 20)
@@ -145,7 +198,3 @@ def _cores() -> int:
     import os
 
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,11 +1,11 @@
 """How much faster does tabular Q-learning train batched on the vector env than one board at a
 time?
 
-    python benchmarks/q_batched.py                                   # 3x3, 4x4x3, 4x4x4
-    python benchmarks/q_batched.py --boards 4x4x3 --batches 1024 4096 --rounds 1
+    python -m benchmarks q_batched                                   # 3x3, 4x4x3, 4x4x4
+    python -m benchmarks q_batched --boards 4x4x3 --batches 1024 4096 --rounds 1
 
 Per board, in one run: episodes per second of ``QLearningAgent.train`` on one ``TicTacToeEnv``
-(``--episodes`` episodes) and of ``agents.q_batched.train_batched`` on a vector env of each of
+(``--episodes`` episodes) and of ``agents.tabular.batched.train_batched`` on a vector env of each of
 ``--batches`` boards (``max(--episodes, 100 x batch)`` episodes), train.py's settings otherwise
 (``TRAINING_OPPONENT`` in both seats, exploring starts, seed 0). The measurements alternate, best
 of ``--rounds`` each, setup (the board's index and solution) excluded: the machine is shared, so
@@ -20,21 +20,18 @@ import argparse
 import json
 import os
 import platform
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress, results_file, writable
-
+from benchmarks.commands import argument_parser, command_line
+from benchmarks.progress import RUNS, Progress, results_file, writable
 from gym_tictactoe.cli.arguments import board_arg, positive_int
 
 DEFAULT_OUT = RUNS / "q_batched.json"
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--boards", nargs="+", type=board_arg,
                         default=[board_arg(b) for b in ("3x3x3", "4x4x3", "4x4x4")])
     parser.add_argument("--batches", nargs="+", type=positive_int, default=[16, 64, 256, 4096],
@@ -49,8 +46,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def sequential(rules: Any, episodes: int) -> float:
     from agents import EXPLORING_STARTS
-    from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
-    from gym_tictactoe.env import TicTacToeEnv
+    from agents.tabular.q_learning import TRAINING_OPPONENT, QLearningAgent
+    from gym_tictactoe.envs.env import TicTacToeEnv
 
     board = {"rows": rules.rows, "cols": rules.cols, "win_length": rules.win_length}
     agent = QLearningAgent(seed=0, **board)
@@ -60,8 +57,9 @@ def sequential(rules: Any, episodes: int) -> float:
 
 
 def batched(rules: Any, batch: int, episodes: int) -> float:
-    from agents import EXPLORING_STARTS, q_batched
-    from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
+    from agents import EXPLORING_STARTS
+    from agents.tabular import batched as q_batched
+    from agents.tabular.q_learning import TRAINING_OPPONENT, QLearningAgent
 
     agent = QLearningAgent(seed=0, rows=rules.rows, cols=rules.cols, win_length=rules.win_length)
     envs = q_batched.make_envs(agent, batch, TRAINING_OPPONENT, **EXPLORING_STARTS)
@@ -102,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     load = os.getloadavg()[0]  # the machine is shared: how busy it was, before and after
     rows = measure(args)
     print_table(rows, args.batches)
-    results = {"command": " ".join(["python", *sys.argv]),
+    results = {"command": command_line(__name__),
                "machine": f"{platform.machine()}, shared 2 cores",
                "load_average": [round(load, 2), round(os.getloadavg()[0], 2)],
                "python": platform.python_version(), "rounds": args.rounds, "boards": rows}
@@ -112,7 +110,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         json.dump(results, file, indent=2)
     print(f"wrote {args.out}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,7 @@
 """How far does the default tabular Q-learning run get on 4x4 boards, and how fast does it train?
 
-    python benchmarks/q_boards.py                          # 4x4x3 and 4x4x4, 1,000,000 episodes
-    python benchmarks/q_boards.py --episodes 200000 --boards 4x4x3 --evals 2
+    python -m benchmarks q_boards                          # 4x4x3 and 4x4x4, 1,000,000 episodes
+    python -m benchmarks q_boards --episodes 200000 --boards 4x4x3 --evals 2
 
 Each board trains ``QLearningAgent(seed=SEED, rows=, cols=, win_length=)`` (default
 hyper-parameters) against ``TRAINING_OPPONENT`` (epsilon over minimax) in both seats, with
@@ -25,21 +25,19 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, line, results_file, tabled_board, writable
-
+from benchmarks.commands import argument_parser, child, command_line
+from benchmarks.progress import RUNS, line, results_file, tabled_board, writable
 from gym_tictactoe.cli.arguments import non_negative_int, positive_int, probability, seed_arg
 
 DEFAULT_OUT = RUNS / "q_boards.json"
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--episodes", type=positive_int, default=1_000_000, help="budget per board")
     parser.add_argument("--boards", nargs="+", type=tabled_board, default=["4x4x3", "4x4x4"],
                         help="ROWSxCOLSxK boards of at most 16 cells")
@@ -58,7 +56,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def make(size: tuple[int, int, int], seed: int, options: dict[str, Any] | None = None):
-    from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
+    from agents.tabular.q_learning import TRAINING_OPPONENT, QLearningAgent
     from gym_tictactoe.envs.env import TicTacToeEnv
 
     board = dict(zip(("rows", "cols", "win_length"), size, strict=True))
@@ -135,14 +133,14 @@ def classes(agent) -> int:
 
 
 def in_child(board: str, args: argparse.Namespace) -> dict[str, Any]:
-    command = [sys.executable, __file__, "--one", board, "--episodes", str(args.episodes),
-               "--evals", str(args.evals), "--seed", str(args.seed), "--start", args.start]
+    command, env = child("q_boards", "--one", board, "--episodes", str(args.episodes), "--evals",
+                         str(args.evals), "--seed", str(args.seed), "--start", args.start)
     if args.start_probability is not None:
         command += ["--start-probability", str(args.start_probability)]
     print(f"{board}: setting up (the solution, solved or loaded from the cache) and training "
           f"{args.episodes:,} episodes", file=sys.stderr, flush=True)
     # The child's stderr (its progress lines, or a failure's traceback) goes straight through.
-    done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=False)
+    done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=False, env=env)
     if done.returncode:
         raise SystemExit(f"q_boards.py: {board} failed (exit {done.returncode}; its error above)")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -186,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     boards = [parse_board(board) for board in args.boards]  # usage errors before any work
     writable(args.out, "q_boards.py")
-    results: dict[str, Any] = {"command": " ".join(["python", *sys.argv]),
+    results: dict[str, Any] = {"command": command_line(__name__),
                                "machine": f"{platform.machine()}, shared 2 cores",
                                "python": platform.python_version(), "seed": args.seed}
     if args.speed_episodes:
@@ -201,7 +199,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     with atomic_path(args.out) as temp, open(temp, "w") as file:
         json.dump(results, file, indent=2)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

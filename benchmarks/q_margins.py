@@ -1,34 +1,31 @@
 """Can tabular Q-learning against its training opponent be perfect at all, and how close are its
 choices? The exact action values it converges to, by dynamic programming over every position.
 
-    python benchmarks/q_margins.py --board 4x4x4 --out benchmarks/results/q_margins.json
+    python -m benchmarks q_margins --board 4x4x4 --out benchmarks/results/q_margins.json
 
 Q-learning against a stochastic opponent learns expected values against that opponent
-(``agents.q_learning``'s docstring), so its greedy move is perfect play only where the move with
-the best expected value keeps the game value. This computes, backwards layer by layer over every
-reachable position, the values Q-learning converges to (discount ``gamma``; the opponent plays a
-random legal move with probability ``--epsilon``, else one of the solver's best moves at random,
-``TRAINING_OPPONENT``), and counts the positions where a move of best expected value loses the
-game value (0 means perfect play is the fixed point) and the margin: how much better the best
-value-keeping move is than the best other one. The closer the margins, the less noise in the
-learnt values the greedy choice tolerates: a constant learning rate keeps some noise for ever.
+(``agents.tabular.q_learning``'s docstring), so its greedy move is perfect play only where the move
+with the best expected value keeps the game value. This computes, backwards layer by layer over
+every reachable position, the values Q-learning converges to (discount ``gamma``; the opponent plays
+a random legal move with probability ``--epsilon``, else one of the solver's best moves at random,
+``TRAINING_OPPONENT``), and counts the positions where a move of best expected value loses the game
+value (0 means perfect play is the fixed point) and the margin: how much better the best
+value-keeping move is than the best other one. The closer the margins, the less noise in the learnt
+values the greedy choice tolerates: a constant learning rate keeps some noise for ever.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, results_file, writable, write_json
-
+from benchmarks.commands import argument_parser, command_line
+from benchmarks.progress import RUNS, results_file, writable, write_json
 from gym_tictactoe.cli.arguments import board_arg, probability
 
 CHUNK = 1 << 18  # positions at a time
@@ -36,7 +33,7 @@ THRESHOLDS = (0.2, 0.25, 0.3, 0.4, 0.5)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--board", type=board_arg, nargs="+",
                         default=[board_arg("4x4x3"), board_arg("4x4x4")])
     parser.add_argument("--epsilon", type=probability, default=0.4)
@@ -102,9 +99,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     for rules in args.board:
         rows.append(margins(rules, args.epsilon, args.gamma))
         print(json.dumps(rows[-1]), flush=True)
-    write_json(args.out, {"command": " ".join(["python", *sys.argv]), "boards": rows})
+    write_json(args.out, {"command": command_line(__name__), "boards": rows})
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

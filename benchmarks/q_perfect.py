@@ -1,26 +1,26 @@
 """How many episodes and how much wall time does batched tabular Q-learning need for perfect play
 on a 16-cell board?
 
-    python benchmarks/q_perfect.py --board 4x4x3 --minutes 20
-    python benchmarks/q_perfect.py --board 4x4x3 --start-probability 1 --set epsilon_end=0.5
-    python benchmarks/q_perfect.py --board 4x4x4 --focus-share 0.5 --back-share 0.2 \
+    python -m benchmarks q_perfect --board 4x4x3 --minutes 20
+    python -m benchmarks q_perfect --board 4x4x3 --start-probability 1 --set epsilon_end=0.5
+    python -m benchmarks q_perfect --board 4x4x4 --focus-share 0.5 --back-share 0.2 \
         --alpha-end 0.01 --alpha-episodes 40000000 --eval-every 4000000
-    python benchmarks/q_perfect.py --board 4x4x3 --self-play --focus-share 0.5
+    python -m benchmarks q_perfect --board 4x4x3 --self-play --focus-share 0.5
 
 Trains ``QLearningAgent(seed=SEED, board)`` (train.py's hyper-parameters unless ``--set`` says
-otherwise) with ``agents.q_batched.train_batched`` on ``--batch`` boards of the vector env against
-``TRAINING_OPPONENT`` in both seats with train.py's exploring starts, and evaluates it exactly
-(``evaluation.evaluate``: the optimal-move rate over every position, and a best response in each
-seat) every ``--eval-every`` episodes, until perfect play or ``--minutes`` of wall time. Progress,
-with an estimate of the time left, goes to stderr at every evaluation; the results JSON (curve,
-episodes and seconds to perfect, peak memory), rewritten at every evaluation so that a run
+otherwise) with ``agents.tabular.batched.train_batched`` on ``--batch`` boards of the vector env
+against ``TRAINING_OPPONENT`` in both seats with train.py's exploring starts, and evaluates it
+exactly (``evaluation.evaluate``: the optimal-move rate over every position, and a best response in
+each seat) every ``--eval-every`` episodes, until perfect play or ``--minutes`` of wall time.
+Progress, with an estimate of the time left, goes to stderr at every evaluation; the results JSON
+(curve, episodes and seconds to perfect, peak memory), rewritten at every evaluation so that a run
 stopped early keeps its curve, to ``--out`` (default under runs/).
 
 ``--focus-share`` (with ``--back-share``, ``--ahead-share``) aims that share of the exploring
-starts at the positions the last evaluation found played wrong (``agents.q_starts``);
-``--alpha-end`` anneals the learning-rate floor at each evaluation (both ``agents.q_focus``, which
-``train.py --algo q`` applies with the same flags); ``--self-play`` trains against the agent's
-own snapshots as ``train.py --opponent self`` does.
+starts at the positions the last evaluation found played wrong (``agents.tabular.starts``);
+``--alpha-end`` anneals the learning-rate floor at each evaluation (both ``agents.tabular.focus``,
+which ``train.py --algo q`` applies with the same flags);
+``--self-play`` trains against the agent's own snapshots as ``train.py --opponent self`` does.
 """
 
 from __future__ import annotations
@@ -34,17 +34,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, line, results_file, writable, write_json
-
-from agents.q_focus import ALPHA_EPISODES
+from agents.tabular.focus import ALPHA_EPISODES
+from benchmarks.commands import argument_parser, command_line
+from benchmarks.progress import RUNS, line, results_file, writable, write_json
 from gym_tictactoe.cli.arguments import board_arg, positive_int, probability, seed_arg
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    from agents.run_arguments import checked
+    from agents.run.flags import checked
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--board", type=board_arg, default="4x4x3", help="RxCxK, at most 16 cells")
     parser.add_argument("--seed", type=seed_arg, default=0)
     parser.add_argument("--batch", type=positive_int, default=4096, help="boards at once")
@@ -59,20 +58,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--pool", type=positive_int, default=5, help="snapshots (--self-play)")
     parser.add_argument("--refresh-every", type=positive_int, default=10_000,
                         help="episodes between snapshots (--self-play)")
-    parser.add_argument("--focus-share", type=probability, default=0.0,
-                        help="share of the random starts on the positions played wrong at the "
-                             "last checkpoint (agents.q_starts)")
-    parser.add_argument("--back-share", type=probability, default=0.0,
-                        help="share of the random starts on those positions' predecessors")
-    parser.add_argument("--ahead-share", type=probability, default=0.0,
-                        help="share of the random starts on those positions' successors")
-    parser.add_argument("--forget", action="store_true",
-                        help="zero the visit counts of the positions played wrong at each "
-                             "checkpoint (with --focus-share)")
-    parser.add_argument("--alpha-end", type=probability, default=None,
-                        help="anneal the learning-rate floor to this, geometrically")
-    parser.add_argument("--alpha-episodes", type=positive_int, default=ALPHA_EPISODES,
-                        help="over this many episodes (with --alpha-end)")
+    _add_steering(parser)
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="a QLearningConfig hyper-parameter, e.g. epsilon_end=0.5")
     parser.add_argument("--out", type=results_file, default=None,
@@ -86,6 +72,24 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if args.alpha_end == 0:
         parser.error("--alpha-end must be above 0 (a learning rate of 0 learns nothing)")
     return args
+
+
+def _add_steering(parser: argparse.ArgumentParser) -> None:
+    """The flags that steer the random starts and the learning rate (``agents.tabular.focus``)."""
+    parser.add_argument("--focus-share", type=probability, default=0.0,
+                        help="share of the random starts on the positions played wrong at the "
+                             "last checkpoint (agents.tabular.starts)")
+    parser.add_argument("--back-share", type=probability, default=0.0,
+                        help="share of the random starts on those positions' predecessors")
+    parser.add_argument("--ahead-share", type=probability, default=0.0,
+                        help="share of the random starts on those positions' successors")
+    parser.add_argument("--forget", action="store_true",
+                        help="zero the visit counts of the positions played wrong at each "
+                             "checkpoint (with --focus-share)")
+    parser.add_argument("--alpha-end", type=probability, default=None,
+                        help="anneal the learning-rate floor to this, geometrically")
+    parser.add_argument("--alpha-episodes", type=positive_int, default=ALPHA_EPISODES,
+                        help="over this many episodes (with --alpha-end)")
 
 
 def hyper_parameters(pairs: list[str]) -> dict[str, float]:
@@ -102,9 +106,10 @@ def hyper_parameters(pairs: list[str]) -> dict[str, float]:
 def run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """Train until perfect or out of time, writing the results to ``out`` at every checkpoint
     (a killed run keeps its curve)."""
-    from agents import q_batched, start_options
-    from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
+    from agents import start_options
     from agents.self_play import SnapshotPool
+    from agents.tabular import batched as q_batched
+    from agents.tabular.q_learning import TRAINING_OPPONENT, QLearningAgent
     from gym_tictactoe import evaluation
 
     rules, begun = args.board, time.perf_counter()
@@ -116,7 +121,7 @@ def run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     envs = q_batched.make_envs(agent, args.batch, pool.opponent() if pool else opponent,
                                **options)
     evaluation.evaluate(agent)  # the solution loaded and the evaluator warm before the clock
-    results = {"command": " ".join(["python", *sys.argv]), "board": rules.name,
+    results = {"command": command_line(__name__), "board": rules.name,
                "seed": args.seed, "batch": args.batch, "env_options": options,
                "focus": {"share": args.focus_share, "back_share": args.back_share,
                          "ahead_share": args.ahead_share, "forget": args.forget},
@@ -144,7 +149,7 @@ class Checkpoint:
 
     def __init__(self, args: argparse.Namespace, agent: Any, envs: Any, results: dict,
                  out: Path) -> None:
-        from agents.q_focus import Focus, Steering
+        from agents.tabular.focus import Focus, Steering
 
         self.args, self.results, self.out = args, results, out
         self.start, self.evaluating = time.perf_counter(), 0.0
@@ -153,7 +158,7 @@ class Checkpoint:
         self.steering = Steering(focus, agent, envs)  # the rule train.py --algo q applies too
 
     def __call__(self, agent: Any, trained: int) -> bool:
-        from agents.q_focus import evaluate
+        from agents.tabular.focus import evaluate
 
         began = time.perf_counter()
         report, moves = evaluate(agent)
@@ -195,7 +200,3 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"not perfect: {last['rate']:.4%} after {last['episodes']:,} episodes") +
           f"; peak RSS {results['peak_rss_mb']} MB; wrote {out}", flush=True)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,8 @@
 """How many episodes does the default run (``make train``) need on each seed? ``train.py --seed S``.
 
-    python benchmarks/q_seeds.py                          # seeds 0-4, into runs/benchmarks/
-    python benchmarks/q_seeds.py --out benchmarks/results/q_seeds.json   # the committed figures
-    python benchmarks/q_seeds.py --board 4x4x3 --seeds 0 1 2 \
+    python -m benchmarks q_seeds                          # seeds 0-4, into runs/benchmarks/
+    python -m benchmarks q_seeds --out benchmarks/results/q_seeds.json   # the committed figures
+    python -m benchmarks q_seeds --board 4x4x3 --seeds 0 1 2 \
         --out benchmarks/results/q_seeds_4x4x3.json       # train.py --board 4x4x3, no other flag
 
 Each seed is one ``train.py --seed S`` run with every other default (tabular Q-learning on 3x3,
@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import (
+from benchmarks.commands import argument_parser, command_line
+from benchmarks.progress import (
     RUNS,
     results_file,
     seed_runs,
@@ -38,7 +37,7 @@ from progress import (
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     from gym_tictactoe.cli.arguments import seed_arg
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--seeds", nargs="+", type=seed_arg, default=[0, 1, 2, 3, 4])
     parser.add_argument("--board", type=tabled_board, default="3x3x3",
                         help="train.py --board (default: %(default)s, which it leaves out)")
@@ -75,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     load = os.getloadavg()[0]
 
     def save(runs: list[dict[str, Any]]) -> None:
-        write_json(args.out, {"command": " ".join(["python", *sys.argv]),
+        write_json(args.out, {"command": command_line(__name__),
                               "load_average_at_start": load, "runs": runs}, quiet=True)
 
     runs = seed_runs(args.seeds, partial(run_seed, board=args.board), "episodes", save)
@@ -86,7 +85,3 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{run['train_seconds']:>10.1f}")
     print(f"results written to {args.out}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,10 +1,10 @@
 """DQN and MaskablePPO on the 16-cell boards: ``train.py``'s defaults, measured exactly.
 
-    python benchmarks/sb3_boards.py                 # into runs/benchmarks/sb3_boards.json
-    python benchmarks/sb3_boards.py --out benchmarks/results/sb3_boards.json   # committed
+    python -m benchmarks sb3_boards                 # into runs/benchmarks/sb3_boards.json
+    python -m benchmarks sb3_boards --out benchmarks/results/sb3_boards.json   # committed
 
 Each (algorithm, board) is one ``train.py --algo ALGO --board BOARD --timesteps T --eval-every E``
-run in a new process with the reproducible kernels (``agents.numerics.REPRODUCIBLE``), into a
+run in a new process with the reproducible kernels (``agents.run.numerics.REPRODUCIBLE``), into a
 temporary folder removed afterwards. Its learning curve has, at every checkpoint, the exact
 optimal-move rate over every position and each seat's result against a best response. The JSON
 is rewritten after every run, so a stopped benchmark keeps the runs it finished. Timesteps
@@ -15,26 +15,22 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress, results_file, train_results, writable, write_json
-from progress import board as board_name
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from agents.numerics import REPRODUCIBLE  # noqa: E402  (after the path above)
+from agents.run.numerics import REPRODUCIBLE
+from benchmarks.commands import argument_parser, command_line
+from benchmarks.progress import RUNS, Progress, results_file, train_results, writable, write_json
+from benchmarks.progress import board as board_name
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     from gym_tictactoe.cli.arguments import positive_int, seed_arg
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--algos", nargs="+", default=["maskable-ppo", "dqn"],
                         choices=["maskable-ppo", "ppo", "dqn"])
     parser.add_argument("--boards", nargs="+", type=board_name, default=["4x4x3", "4x4x4"])
@@ -67,7 +63,7 @@ def run_one(args: argparse.Namespace, algo: str, board: str, folder: Path) -> di
 
 
 def write(path: Path, args: argparse.Namespace, runs: list[dict[str, Any]]) -> None:
-    payload = {"command": " ".join(["python", *sys.argv]), "seed": args.seed,
+    payload = {"command": command_line(__name__), "seed": args.seed,
                "timesteps": args.timesteps, "eval_every": args.eval_every,
                "machine": "x86_64, 2 cores shared with other jobs", "runs": runs}
     write_json(path, payload, quiet=True)
@@ -89,7 +85,3 @@ def main(argv: Sequence[str] | None = None) -> int:
                       f"{last['rate']:.4f}, X {last['X']}, O {last['O']}")
     print(f"wrote {out}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,12 +1,12 @@
 """What moves DQN and MaskablePPO on the 16-cell boards: one change at a time against the default.
 
-    python benchmarks/sb3_variants.py                       # into runs/benchmarks/sb3_variants.json
-    python benchmarks/sb3_variants.py --out benchmarks/results/sb3_variants.json   # committed
+    python -m benchmarks sb3_variants                       # into runs/benchmarks/sb3_variants.json
+    python -m benchmarks sb3_variants --out benchmarks/results/sb3_variants.json   # committed
 
 ``sb3_boards.py`` measures ``train.py``'s defaults at 1M and 5M timesteps; this benchmark changes
 one hyper-parameter of the network or of learning (``VARIANTS``) and trains each variant for the
 same budget on the same seed, with the default itself among them so that every row comes from
-the same code path and kernels (``agents.numerics.REPRODUCIBLE``, set before torch is imported).
+the same code path and kernels (``agents.run.numerics.REPRODUCIBLE``, set before torch is imported).
 Each run is ``agents.sb3.train`` with ``train.py``'s environment (canonical boards, exploring
 starts on 75% of the episodes, the minimax-with-20%-random curriculum), evaluated exactly at the
 end: the optimal-move rate over every position and each seat's result against a best response.
@@ -21,16 +21,12 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress, results_file, writable, write_json
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from agents.numerics import REPRODUCIBLE, numerics  # noqa: E402  (after the path above)
-from gym_tictactoe.cli.arguments import positive_int, seed_arg  # noqa: E402
+from agents.run.numerics import REPRODUCIBLE, numerics
+from benchmarks.commands import argument_parser, command_line
+from benchmarks.progress import RUNS, Progress, results_file, writable, write_json
+from gym_tictactoe.cli.arguments import positive_int, seed_arg
 
 # One change each from agents.sb3.HYPERPARAMETERS (the 3x3 settings train.py uses everywhere).
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -50,7 +46,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--boards", nargs="+", default=["4x4x4"], choices=["3x3", "4x4x3", "4x4x4"])
     parser.add_argument("--seed", type=seed_arg, default=0)
@@ -99,14 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for variant, board in jobs:
         run = run_one(args, variant, board)
         runs = [r for r in runs if (r["variant"], r["board"]) != (variant, board)] + [run]
-        write_json(out, {"command": " ".join(["python", *sys.argv]),
+        write_json(out, {"command": command_line(__name__),
                          "timesteps": args.timesteps,
                          "machine": "x86_64, 2 cores shared with other jobs", "runs": runs},
                    quiet=True)
         progress.step(f"{variant} {board}: rate {run['rate']:.4f}, X {run['X']}, O {run['O']}")
     print(f"wrote {out}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

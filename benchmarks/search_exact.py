@@ -5,9 +5,9 @@ deterministic policy; ``best_response(..., reached_only=True)`` asks it only at 
 where it is to move on some game against it, which keeps this feasible on 16-cell boards where
 asking all of their millions of positions would not be::
 
-    python benchmarks/search_exact.py        # mcts and alphabeta on 3x3 and 4x4x3
-    python benchmarks/search_exact.py --boards 3x3x3 --players mcts:max_simulations=1000,seed=0
-    python benchmarks/search_exact.py --boards 4x4x4 --players model.npz:simulations=50
+    python -m benchmarks search_exact        # mcts and alphabeta on 3x3 and 4x4x3
+    python -m benchmarks search_exact --boards 3x3x3 --players mcts:max_simulations=1000,seed=0
+    python -m benchmarks search_exact --boards 4x4x4 --players model.npz:simulations=50
 
 A player is an opponent spec or a model file (``PATH:simulations=N``: an AlphaZero network
 playing through a search of N simulations, deterministic, asked a layer's positions at a time).
@@ -16,7 +16,7 @@ Every position is asked once: the walk marks positions, so one reached by severa
 long for one sitting (``mcts`` on 4x4x4: 1,562,095 positions, some 35 minutes of CPU) can keep
 the player's moves as it finds them and resume where it stopped::
 
-    timeout 15m python benchmarks/search_exact.py --boards 4x4x4 --players mcts:seed=0 \
+    timeout 15m python -m benchmarks search_exact --boards 4x4x4 --players mcts:seed=0 \
         --cache runs/benchmarks/moves      # again until it writes its result
 
 Writes ``runs/benchmarks/search_exact.json`` unless ``--out`` says otherwise: per board and
@@ -26,7 +26,6 @@ the player was asked and the CPU seconds that took.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import re
@@ -36,9 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import results_file, writable
-
+from benchmarks.commands import argument_parser, command_line
+from benchmarks.progress import results_file, writable
 from gym_tictactoe import game
 from gym_tictactoe.cli import models as cli_models
 from gym_tictactoe.cli.arguments import board_arg, player_spec
@@ -162,7 +160,7 @@ def player_name(spec: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--boards", nargs="+", type=board_arg,
                         default=[game.rules(3, 3, 3), game.rules(4, 4, 3)])
     parser.add_argument("--players", nargs="+", type=player_spec, default=list(PLAYERS))
@@ -181,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         import torch
 
         torch.set_num_threads(1)  # several times faster for these small networks
-    command = "python benchmarks/search_exact.py " + " ".join(argv or sys.argv[1:])
+    command = command_line(__name__, argv)
     found = json.loads(args.out.read_text()) if args.append and args.out.exists() else None
     rows = []
     for rules in args.boards:
@@ -199,7 +197,3 @@ def main(argv: list[str] | None = None) -> int:
                                     "runs": rows}, indent=1))
     print(f"wrote {args.out}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -4,7 +4,7 @@ simulation budget for both, CPU time of this process), the reply time of alphabe
 15x15x5, and the Elo of the new default against the old one (seeded games, both seats, each
 opened by random plies near the centre).
 
-    python benchmarks/search_speed.py [--quick] [--out benchmarks/results/search_speed.json]
+    python -m benchmarks search_speed [--quick] [--out benchmarks/results/search_speed.json]
 
 The old players come from git history (``benchmarks/legacy.py``). Times move with the machine's
 load (the load average is recorded); the speed-ups are ratios measured side by side.
@@ -22,11 +22,10 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-import alphabeta as ab
-import legacy
-from progress import Progress, writable, write_json
-
+from benchmarks import alphabeta as ab
+from benchmarks import legacy
+from benchmarks.commands import argument_parser, command_line
+from benchmarks.progress import Progress, writable, write_json
 from gym_tictactoe import game
 from gym_tictactoe.cli.arguments import board_arg, positive_int
 from gym_tictactoe.players.search import DEFAULT_MAX_NODES, AlphaBetaPlayer
@@ -39,7 +38,7 @@ def board_list(text: str) -> list[game.Rules]:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--boards", type=board_list, default=board_list("6x6x4,15x15x5"),
                         help="boards RxCxK, comma-separated (default: 6x6x4,15x15x5)")
     parser.add_argument("--positions", type=positive_int, default=12,
@@ -177,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.quick:
         args.positions, args.games, args.nodes = 3, 2, 2000
     results = measure(args)
-    results["command"] = " ".join(["python", *sys.argv])
+    results["command"] = command_line(__name__)
     for name, entry in results["boards"].items():
         speed, early = entry["alphabeta"], entry["alphabeta_openings"]
         print(f"{name}: alphabeta x{speed['all']['speedup']} over positions of play, "
@@ -191,7 +190,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out is not None:
         write_json(args.out, results)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

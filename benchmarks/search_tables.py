@@ -7,14 +7,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from commands import recorded
-from speed_table import markdown, ratio
+from benchmarks.commands import recorded
+from benchmarks.table_text import load, markdown, ratio
 
 
 def mcts(results: Path) -> str:
     """``mcts`` against OpenSpiel's MCTSBot: score per seat and simulations a second, per board
     (``benchmarks/mcts.py``)."""
-    boards = json.loads((results / "mcts.json").read_text())["boards"]
+    boards = load(results, "mcts.json")["boards"]
     rows = []
     for board in boards:
         seats = {seat: sum(scores) / len(scores) for seat, scores in board["score_by_seat"].items()}
@@ -31,7 +31,7 @@ def mcts(results: Path) -> str:
 def alphazero(results: Path) -> str:
     """AlphaZero on 3x3 (``benchmarks/alphazero.py``): self-play games and seconds to the first
     perfect raw network, and the saved network with search, per seed."""
-    runs = json.loads((results / "alphazero_3x3.json").read_text())["runs"]
+    runs = load(results, "alphazero_3x3.json")["runs"]
 
     def searched(run: dict[str, Any]) -> str:
         found = run.get("with_search") or {}
@@ -54,7 +54,7 @@ def alphazero_long(results: Path) -> str:
     for board in ("4x4x3", "4x4x4"):
         if not (results / f"alphazero_{board}.json").exists():  # a run still to be made
             continue
-        data = json.loads((results / f"alphazero_{board}.json").read_text())
+        data = load(results, f"alphazero_{board}.json")
         for run in data["runs"]:
             # Curves from before the rate could change lack it: the run's own, all along.
             rate = run["hyperparameters"]["learning_rate"]
@@ -73,7 +73,7 @@ def _cpu_minutes(seconds: float | None) -> str:
 
 def search_exact(results: Path) -> str:
     """Exact best response against seeded search players (``benchmarks/search_exact.py``)."""
-    runs = json.loads((results / "search_exact.json").read_text())["runs"]
+    runs = load(results, "search_exact.json")["runs"]
     return markdown(["board", "player", "best response: as X / as O", "perfect play gets",
                      "positions asked", "CPU time"],
                     [[run["board"], f"`{run['player']}`",
@@ -85,7 +85,7 @@ def search_exact(results: Path) -> str:
 def q_batched(results: Path) -> str:
     """Episodes a second of the batched tabular learner against the one-board learner, same run
     (``benchmarks/q_batched.py``)."""
-    boards = json.loads((results / "q_batched.json").read_text())["boards"]
+    boards = load(results, "q_batched.json")["boards"]
     batches = [size for size in boards[0]["speedup"]]
     rows = [[board["board"], f"{board['episodes_per_second']['sequential']:,.0f}",
              *(f"{board['episodes_per_second'][size]:,.0f} ({ratio(board['speedup'][size])})"
@@ -109,7 +109,7 @@ def q_perfect(results: Path) -> str:
     for name in Q_PERFECT_RUNS:
         if not (results / name).exists():  # a run still to be made
             continue
-        run = json.loads((results / name).read_text())
+        run = load(results, name)
         last = run["curve"][-1]
         result = ("perfect" if run["perfect_at_episodes"] else
                   f"{100 * last['rate']:.4f}% optimal moves, {last['X']} / {last['O']}")
@@ -258,7 +258,7 @@ def q_defaults_rows(results: Path) -> list[list[str]]:
 def grading(results: Path) -> str:
     """Sampled exact grading of the search players (``benchmarks/grading.py``): each sampling's
     optimal-move rate with its 95% Wilson interval, and the best response per seat."""
-    data = json.loads((results / "grading_5x5x4.json").read_text())
+    data = load(results, "grading_5x5x4.json")
 
     def rate(found: dict[str, Any]) -> str:
         if found["rate"] is None:

@@ -6,14 +6,14 @@ train.py's other defaults, exploring starts among them (drawn from the board's l
 the rules, not the solver), and the exact evaluation of every checkpoint against the board's full
 game tree, which only measures (and stops the run once perfect)::
 
-    python benchmarks/self_play.py                 # 3x3: q, dqn, maskable-ppo; 4x4x3: q; seed 0
-    python benchmarks/self_play.py --runs q-3x3 dqn-3x3 maskable-ppo-3x3 --seeds 0 1 2 3 4 \
+    python -m benchmarks self_play                 # 3x3: q, dqn, maskable-ppo; 4x4x3: q; seed 0
+    python -m benchmarks self_play --runs q-3x3 dqn-3x3 maskable-ppo-3x3 --seeds 0 1 2 3 4 \
         --out benchmarks/results/self_play_3x3
 
 The table gives, per run, the first perfect checkpoint (or none within the budget), the best
 optimal-move rate and the final best-response results. Episodes reproduce exactly; timesteps on
 any x86-64 machine with the same library versions, since the SB3 runs use torch's generic CPU
-kernels and MKL's SSE2 path (``agents.numerics.REPRODUCIBLE``; ``--native-kernels``: the CPU's
+kernels and MKL's SSE2 path (``agents.run.numerics.REPRODUCIBLE``; ``--native-kernels``: the CPU's
 own, faster, but then the timesteps depend on the CPU). Wall times depend on the machine and its
 load. The runs and summary go to ``--out`` (by default under runs/). A line after each run
 estimates the time left; runs off 3x3 (minutes each) show train.py's own progress bar.
@@ -30,12 +30,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS as RUNS_FOLDER
-from progress import Progress, writable
-
-from agents.numerics import REPRODUCIBLE
-from agents.run_folder import run_folders
+from agents.run.folder import run_folders
+from agents.run.numerics import REPRODUCIBLE
+from benchmarks.commands import argument_parser, command_line
+from benchmarks.progress import RUNS as RUNS_FOLDER
+from benchmarks.progress import Progress, writable
 from gym_tictactoe.files import atomic_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +55,7 @@ RUNS.update({f"{name}-empty": [*RUNS[name], "--start", "empty"]
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     from gym_tictactoe.cli.arguments import seed_arg
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--runs", nargs="+", choices=list(RUNS), default=list(RUNS))
     parser.add_argument("--seeds", nargs="+", type=seed_arg, default=[0])
     parser.add_argument("--out", type=Path, default=OUT,
@@ -126,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                        else f"not perfect, rate {row['final_rate']:.4f}")
             progress.step(f"{name} seed {seed}: {reached}")
     print(format_table(rows))
-    write_summary(args.out / "summary.json", " ".join(["python", *sys.argv]), rows)
+    write_summary(args.out / "summary.json", command_line(__name__), rows)
     print(f"results written to {args.out}")
     return 0
 
@@ -141,7 +140,3 @@ def write_summary(path: Path, command: str, rows: list[dict[str, Any]]) -> None:
     with atomic_path(path) as temp:
         temp.write_text(json.dumps({"commands": [*old.get("commands", []), command],
                                     "runs": kept + rows}, indent=2))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

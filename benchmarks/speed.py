@@ -1,7 +1,7 @@
 """How fast is gym-tictactoe? Its envs against PettingZoo, OpenSpiel and pgx, in one run.
 
-    python benchmarks/speed.py [--quick] [--json PATH]   # numbers to runs/benchmarks/speed.json
-    python benchmarks/speed.py --json benchmarks/results/speed.json   # the committed figures
+    python -m benchmarks speed [--quick] [--json PATH]   # numbers to runs/benchmarks/speed.json
+    python -m benchmarks speed --json benchmarks/results/speed.json   # the committed figures
 
 Installs nothing: a contender whose package is missing (``pip install -e ".[bench]"``) is skipped
 with a note; with ``--require-peers`` (``make bench``, which installs them) a missing one is an
@@ -18,7 +18,7 @@ board, the agent's or the opponent's.
   PettingZoo's ``tictactoe_v3.env()`` (AEC) and OpenSpiel's ``tic_tac_toe`` driven from Python.
 * vector env (minimax opponent) against pgx's ``tic_tac_toe`` under ``jax.jit(jax.vmap(...))``
   with auto-reset, compile time excluded, ``block_until_ready``.
-* MaskablePPO timesteps/s on ``agents.sb3_vec.TicTacToeSB3VecEnv`` against SB3's ``DummyVecEnv``
+* MaskablePPO timesteps/s on ``agents.sb3.vec_env.TicTacToeSB3VecEnv`` against SB3's ``DummyVecEnv``
   of monitored ``TicTacToeEnv`` s with as many boards: rollout collection alone, with the ceiling
   any env could reach (SB3 on a frozen env that costs nothing), and ``learn`` with one epoch.
 * the solver's full build, and ``import gym_tictactoe`` after ``import gymnasium`` (new process).
@@ -32,52 +32,45 @@ board, the agent's or the opponent's.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-import alphabeta
-import boards as other_boards
-import pettingzoo_speed
-from progress import RUNS, Progress, results_file, writable
+from benchmarks import alphabeta, pettingzoo_speed
+from benchmarks import boards as other_boards
+from benchmarks.commands import argument_parser
+from benchmarks.progress import RUNS, Progress, results_file, writable
+from benchmarks.timing import (
+    FROZEN,
+    Play,
+    check_targets,
+    measure,
+    missing_peers,
+    print_groups,
+    print_targets,
+)
 
-Play = Callable[[], int]  # one unit of work, returning what it counted (moves, timesteps)
-# The module each contender needs beyond gym-tictactoe's own dependencies (checked, not installed)
-REQUIRES = {"PettingZoo": "pettingzoo", "OpenSpiel": "pyspiel", "pgx": "pgx",
-            "TicTacToeSB3VecEnv": "sb3_contrib", "DummyVecEnv": "sb3_contrib", "SB3": "sb3_contrib",
-            **pettingzoo_speed.REQUIRES}
 VECTOR_SIZES = (256, 4096, 65536)
 SB3_BOARDS = (64, 256)
 SB3_ROLLOUT = 4096  # transitions per rollout: 64 steps of 64 boards, 16 of 256
-FROZEN = "SB3 on a frozen free env"
 VERSIONS = ("gymnasium", "numpy", "torch", "stable-baselines3", "sb3-contrib", "pettingzoo",
             "open-spiel", "pgx", "jax")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--quick", action="store_true", help="shorter runs, fewer rounds")
     parser.add_argument("--json", type=results_file, default=RUNS / "speed.json",
                         help="where the numbers go as JSON (default: %(default)s)")
     parser.add_argument("--require-peers", action="store_true",
                         help="stop before any work (exit 1) if a peer's package is missing")
     return parser.parse_args(argv)
-
-
-def missing_peers() -> list[str]:
-    """The peers' modules that cannot be imported here (``REQUIRES``), in order."""
-    return sorted({module for module in REQUIRES.values()
-                   if importlib.util.find_spec(module) is None})
 
 
 # --- contenders: each returns a Play, one unit of work (a game, a step, a rollout) ------------
@@ -108,11 +101,11 @@ def ours_vector(boards: int) -> Play:
     # a board and its relative view have the same legal cells, so one table serves.
     pow3, legal_mask = game.TICTACTOE.pow3, game.TICTACTOE.tables.legal_mask
     agent = TablePlayer(legal_mask, False, "agent", game.TICTACTOE)
-    rng, index = np.random.default_rng(0), np.arange(boards)
+    rng = np.random.default_rng(0)
     state = {"obs": envs.reset(seed=0)[0], "waiting": 0}
 
     def play() -> int:
-        actions = agent.act(state["obs"] @ pow3, index, rng)
+        actions = agent.on_codes(state["obs"] @ pow3, rng)
         obs, _, terminated, _, info = envs.step(actions)
         # Boards that ended last step only reset now (NEXT_STEP): no agent move there.
         moves = boards - state["waiting"] + np.count_nonzero(info["_opponent_action"])
@@ -153,7 +146,7 @@ def sb3_env(kind: str, boards: int) -> Any:
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from agents.sb3_vec import TicTacToeSB3VecEnv
+    from agents.sb3.vec_env import TicTacToeSB3VecEnv
     from gym_tictactoe.envs.env import TicTacToeEnv
 
     class Frozen(TicTacToeSB3VecEnv):
@@ -175,7 +168,7 @@ def sb3_run(kind: str, boards: int, learn: bool) -> Play:
     import torch
     from sb3_contrib import MaskablePPO
 
-    torch.set_num_threads(1)  # fastest for these small networks (see agents/sb3.py)
+    torch.set_num_threads(1)  # fastest for these small networks (see agents/sb3/training.py)
     n_steps = SB3_ROLLOUT // boards
     model = MaskablePPO("MlpPolicy", sb3_env(kind, boards), n_steps=n_steps, batch_size=256,
                         n_epochs=1, seed=0, policy_kwargs={"net_arch": [64, 64]})
@@ -207,26 +200,6 @@ def import_seconds() -> float:
 
 
 # --- measuring and reporting --------------------------------------------------------------------
-
-def measure(group: dict[str, Callable[[], Play]], rounds: int, seconds: float,
-            notes: list[str]) -> dict[str, list[float]]:
-    """Rates (count per second) of every installed contender, ``rounds`` turns each."""
-    plays: dict[str, Play] = {}
-    for name, factory in group.items():
-        module = next((m for peer, m in REQUIRES.items() if name.startswith(peer)), None)
-        if module and importlib.util.find_spec(module) is None:
-            notes.append(f"{name}: skipped, {module} is not installed (pip install -e '.[bench]')")
-            continue
-        plays[name] = factory()
-    rates: dict[str, list[float]] = {name: [] for name in plays}
-    for _ in range(rounds):
-        for name, play in plays.items():
-            count, start = 0, time.perf_counter()
-            while time.perf_counter() - start < seconds:
-                count += play()
-            rates[name].append(count / (time.perf_counter() - start))
-    return rates
-
 
 def steps() -> int:
     """The units of work ``main`` reports progress on: every group, the solves, alpha-beta."""
@@ -274,11 +247,6 @@ class _Reported(dict):
             self.progress.step(group)
 
 
-def median(results: dict, group: str, name: str) -> float | None:
-    rates = results[group].get(name)
-    return statistics.median(rates) if rates else None
-
-
 # The engine redesign's floors (issue 20): what the env reached before it, not to lose.
 TARGETS = [  # (label, group, ours, peer or None, ratio needed; None peer: seconds at most)
     ("single env >= 15x PettingZoo", "single env, moves/s", "gym-tictactoe",
@@ -293,55 +261,6 @@ TARGETS = [  # (label, group, ours, peer or None, ratio needed; None peer: secon
     *other_boards.TARGETS,
     *pettingzoo_speed.TARGETS,
 ]
-
-
-def check_targets(results: dict) -> list[dict[str, Any]]:
-    checks = []
-    for label, group, ours, peer, needed in TARGETS:
-        mine, theirs = median(results, group, ours), median(results, group, peer) if peer else 1
-        check: dict[str, Any] = {"target": label, "value": None, "status": "SKIP"}
-        if mine is not None and theirs is not None:
-            value = mine / theirs if peer else 1 / mine  # a ratio, or seconds
-            ok = value >= needed if peer else value <= needed
-            check.update(value=value, status="PASS" if ok else "MISS")
-        free = median(results, group, FROZEN)
-        if free is not None and theirs is not None:
-            check["ceiling"] = free / theirs  # what an env costing nothing would reach
-        checks.append(check)
-    return checks
-
-
-def print_groups(results: dict) -> None:
-    for group, rates in results.items():
-        print(f"\n{group}")
-        if group.startswith("fixed"):  # times, not rates; no peers
-            for name, runs in rates.items():
-                times = sorted(1e3 / rate for rate in runs)
-                print(f"  {name:26} {statistics.median(times):11.1f} ms   "
-                      f"[{times[0]:.1f} .. {times[-1]:.1f}] ms")
-            continue
-        ours = statistics.median(next(iter(rates.values()))) if rates else 0.0
-        for k, (name, runs) in enumerate(rates.items()):
-            mid = statistics.median(runs)
-            ratio = f"ours/this {ours / mid:7.2f}" if k else ""
-            print(f"  {name:26} {mid:14,.0f}  {ratio:17} [{min(runs):,.0f} .. {max(runs):,.0f}]")
-
-
-STATUS_WORDS = {"PASS": "met", "MISS": "below", "SKIP": "skipped"}  # the JSON keeps PASS/MISS/SKIP
-
-
-def print_targets(checks: list[dict[str, Any]], notes: list[str]) -> None:
-    print("\ntargets (floors the design aims at; one below is reported, not an error)")
-    for check in checks:
-        value = "-" if check["value"] is None else f"{check['value']:.3g}"
-        ceiling = f" (a free env: {check['ceiling']:.3g})" if "ceiling" in check else ""
-        print(f"  {STATUS_WORDS[check['status']]:7} {check['target']:38} measured "
-              f"{value}{ceiling}")
-    counts = {word: sum(STATUS_WORDS[c["status"]] == word for c in checks)
-              for word in STATUS_WORDS.values()}
-    print("  " + ", ".join(f"{n} {word}" for word, n in counts.items()))
-    for note in notes:
-        print(f"note: {note}")
 
 
 def environment() -> dict[str, str]:
@@ -366,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     writable(args.json, "speed.py")
     progress = Progress(steps())
     results = benchmark(args.quick, notes, progress)
-    checks = check_targets(results)
+    checks = check_targets(results, TARGETS)
     print_groups(results)
     solving = other_boards.solve_costs()
     progress.step("solving the 16-cell boards")
@@ -379,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
                    "value": median_ms,
                    "status": "PASS" if median_ms <= alphabeta.TARGET_MS else "MISS"})
     print_targets(checks, notes)
-    from agents.numerics import numerics
+    from agents.run.numerics import numerics
 
     args.json.parent.mkdir(parents=True, exist_ok=True)
     data = {"environment": environment(), "numerics": numerics(), "quick": args.quick,
@@ -389,7 +308,3 @@ def main(argv: list[str] | None = None) -> int:
     args.json.write_text(json.dumps(data, indent=2))
     print(f"numbers written to {args.json}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -6,12 +6,12 @@ status (✓ met, ✗ missed) it carries; the numbers are the medians over rounds
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from benchmarks.table_text import TIMES, load, markdown, ratio
+
 MARKS = {"PASS": "✓", "MISS": "✗"}
-TIMES = "\N{MULTIPLICATION SIGN}"
 ALPHABETA_MS = 50  # alphabeta.TARGET_MS: a reply on 15x15x5 within this median
 OURS = "gym-tictactoe"
 PZ = "PettingZoo `tictactoe_v3.env()`"
@@ -56,13 +56,9 @@ def rate(value: float) -> str:
     return f"{value:,.0f}" if value < 1e6 else f"{value / 1e6:.3g} M"
 
 
-def ratio(value: float) -> str:
-    return f"{value:.1f}{TIMES}" if value >= 10 else f"{value:.2g}{TIMES}"
-
-
 def speed(results: Path) -> str:
     """The speed table: our medians, the peer's, the ratio and the target's status."""
-    data = json.loads((results / "speed.json").read_text())
+    data = load(results, "speed.json")
     medians = data["medians"]
     status = {check["target"]: check for check in data["targets"]}
     rows = []
@@ -74,16 +70,10 @@ def speed(results: Path) -> str:
                      _target(needed, status.get(check))])
     rows.insert(7, _learn_row(medians))
     # alpha-beta's figures: speed.py's own run of alphabeta.py, else alphabeta.py's results file
-    search = data.get("alphabeta") or (json.loads((results / "alphabeta.json").read_text())
+    search = data.get("alphabeta") or (load(results, "alphabeta.json")
                                        if (results / "alphabeta.json").exists() else {})
     rows += _fixed_rows(data, status, search)
     return markdown(["measure", "gym-tictactoe", "peer", "ratio", "target"], rows)
-
-
-def markdown(header: list[str], rows: list[list[str]]) -> str:
-    """A Markdown table, one line per row, with a newline at the end."""
-    lines = [header, ["---"] * len(header), *rows]
-    return "".join("| " + " | ".join(cells) + " |\n" for cells in lines)
 
 
 def _target(needed: float | None, check: dict[str, Any] | None) -> str:

@@ -5,8 +5,8 @@ an exact evaluation (``gym_tictactoe.evaluation.evaluate``: every position, a be
 each seat) every ``--eval-every`` timesteps, and stops at the first perfect one (100% optimal moves
 and draw/draw against a best response) or at the budget::
 
-    python benchmarks/training.py                      # dqn and maskable-ppo, seeds 0-4, defaults
-    python benchmarks/training.py --ablation --jobs 2  # ... and with each change switched off
+    python -m benchmarks training                      # dqn and maskable-ppo, seeds 0-4, defaults
+    python -m benchmarks training --ablation --jobs 2  # ... and with each change switched off
 
 Variants (``--variants``, or all of them with ``--ablation``): ``default`` is what ``train.py``
 uses (``agents.sb3.ENV_OPTIONS``: canonical observations and exploring starts on 75% of the
@@ -18,7 +18,7 @@ its final model averaged over the 8 symmetries at play time (``SymmetrizedPolicy
 retraining.
 
 Timesteps reproduce on any x86-64 machine with the same library versions: the runs use torch's
-generic CPU kernels and MKL's SSE2 code path (``agents.numerics.REPRODUCIBLE``), since the
+generic CPU kernels and MKL's SSE2 code path (``agents.run.numerics.REPRODUCIBLE``), since the
 kernels a CPU picks by itself round differently and PPO learns differently from them
 (``--native-kernels`` to use them anyway: faster, but the timesteps then depend on the CPU). Wall
 times depend on the machine and its load (``--jobs 2`` runs two trainings at once, one per core,
@@ -33,7 +33,6 @@ import json
 import os
 import platform
 import statistics
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -43,11 +42,10 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling modules
-from progress import RUNS, Progress, processes, results_file, writable
-
 from agents import sb3
-from agents.numerics import REPRODUCIBLE, numerics
+from agents.run.numerics import REPRODUCIBLE, numerics
+from benchmarks.commands import argument_parser, command_line
+from benchmarks.progress import RUNS, Progress, processes, results_file, writable
 from gym_tictactoe import evaluation
 from gym_tictactoe.files import atomic_path
 from gym_tictactoe.players.symmetrized import SymmetrizedPolicy
@@ -77,7 +75,7 @@ def opponent(variant: str) -> str:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     from gym_tictactoe.cli.arguments import positive_int, seed_arg
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argument_parser(__name__, __doc__)
     parser.add_argument("--algos", nargs="+", default=list(ALGOS), choices=sb3.ALGOS)
     parser.add_argument("--seeds", nargs="+", type=seed_arg, default=[0, 1, 2, 3, 4])
     parser.add_argument("--ablation-seeds", nargs="+", type=seed_arg, default=None,
@@ -140,7 +138,7 @@ def run_all(args: argparse.Namespace) -> list[dict[str, Any]]:
             for algo in args.algos for variant in args.variants for seed in seeds(variant)]
     runs, progress = [], Progress(len(jobs))
     # Spawned workers: a forked torch may hang; each worker sets its own single thread, and
-    # reads the kernel variables when it imports torch (agents.numerics).
+    # reads the kernel variables when it imports torch (agents.run.numerics).
     with _kernels(args.native_kernels), ProcessPoolExecutor(
             max_workers=args.jobs, mp_context=get_context("spawn")) as pool:
         for run in pool.map(_run_job, jobs):
@@ -154,7 +152,8 @@ def run_all(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 @contextmanager
 def _kernels(native: bool) -> Iterator[None]:
-    """``agents.numerics.REPRODUCIBLE`` in the environment the workers inherit, unless native."""
+    """``agents.run.numerics.REPRODUCIBLE`` in the environment the workers inherit, unless
+    native."""
     saved = {name: os.environ.get(name) for name in REPRODUCIBLE}
     if not native:
         os.environ.update(REPRODUCIBLE)
@@ -228,7 +227,7 @@ def write_results(path: Path, args: argparse.Namespace, runs: list[dict[str, Any
     settings = {key: (str(value) if isinstance(value, Path) else value)
                 for key, value in vars(args).items() if key != "load_average"}
     results = {
-        "command": " ".join(["python", *sys.argv]), "settings": settings,
+        "command": command_line(__name__), "settings": settings,
         "hyperparameters": {algo: sb3.HYPERPARAMETERS[algo] for algo in args.algos},
         "n_envs": {algo: sb3.N_ENVS[algo] for algo in args.algos},
         "environment": _environment(args, runs), "runs": runs,
@@ -248,7 +247,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     write_results(args.out, args, runs)
     print(f"results written to {args.out}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

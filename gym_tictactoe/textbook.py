@@ -105,7 +105,7 @@ def minimax(board: Board) -> Action | None:
     return divmod(solver.best_moves(code, _RULES)[0], _SIZE)
 
 
-def _code(board: Board) -> game.Position:
+def _code(board: Board) -> game.Code:
     """The position code of a valid board (see the module docstring), else ValueError."""
     rows = board if isinstance(board, (list, tuple)) else ()
     if len(rows) != _SIZE or any(
@@ -122,7 +122,7 @@ def _code(board: Board) -> game.Position:
     return code
 
 
-def _why_unreachable(code: game.Position) -> str:
+def _why_unreachable(code: game.Code) -> str:
     """Which rule of a real game an unreachable position breaks."""
     cells = _RULES.decode(code)
     x, o = int((cells == game.X).sum()), int((cells == game.O).sum())
@@ -152,7 +152,7 @@ def _check_action(action: Action) -> Action:
     return int(action[0]), int(action[1])
 
 
-def _board(code: game.Position) -> Board:
+def _board(code: game.Code) -> Board:
     """A fresh list-of-lists board for a code."""
     marks = [_CELL_MARKS[int(v)] for v in _RULES.decode(code)]
     return [marks[r * _SIZE : (r + 1) * _SIZE] for r in range(_SIZE)]

@@ -34,7 +34,7 @@ def browser() -> str | None:
 
 
 def trained_agent():
-    from agents.q_learning import QLearningAgent
+    from agents.tabular.q_learning import QLearningAgent
     from gym_tictactoe.envs.env import TicTacToeEnv
 
     agent = QLearningAgent(seed=SEED)

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents.q_learning import QLearningAgent
 from agents.self_play import SnapshotPool, train_q
+from agents.tabular.q_learning import QLearningAgent
 from gym_tictactoe import checks, cli, evaluation, game
 from gym_tictactoe.envs import rendering
 from gym_tictactoe.envs.env import TicTacToeEnv
@@ -121,7 +121,7 @@ def test_check_flag_and_check_choice():
 # are accepted; True is refused with a message that names the argument.
 
 def _sb3_vec(**kwargs: Any) -> Any:
-    from agents.sb3_vec import TicTacToeSB3VecEnv
+    from agents.sb3.vec_env import TicTacToeSB3VecEnv
 
     return TicTacToeSB3VecEnv(**{"num_envs": 2, **kwargs})
 
@@ -166,7 +166,7 @@ def _network(**kwargs: Any) -> Any:
 
 
 def _batched(**kwargs: Any) -> Any:
-    from agents import q_batched
+    from agents.tabular import batched as q_batched
 
     counts = {"episodes": 2, **kwargs}
     return q_batched.train_batched(QLearningAgent(seed=0), TicTacToeVectorEnv(2),
@@ -174,7 +174,7 @@ def _batched(**kwargs: Any) -> Any:
 
 
 def _make_envs(num_envs: Any) -> Any:
-    from agents import q_batched
+    from agents.tabular import batched as q_batched
 
     return q_batched.make_envs(QLearningAgent(seed=0), num_envs, "random")
 

@@ -17,8 +17,9 @@ DOCUMENTED = {
     "gym_tictactoe/game/counting.py": {"count_games", "random_play_outcome"},
     "gym_tictactoe/game/facts.py": {"facts"},
     "gym_tictactoe/players/opponents.py": {"resolve_opponent", "parse_opponent"},
-    "agents/sb3.py": {"make_env", "make_vec_env", "make_training_env", "train", "__init__"},
-    "agents/sb3_files.py": {"save_model"},
+    "agents/sb3/training.py": {"make_env", "make_vec_env", "make_training_env", "train",
+                               "__init__"},
+    "agents/sb3/files.py": {"save_model"},
     "agents/self_play.py": {"__init__"},
 }
 

@@ -40,6 +40,14 @@ class AlphaZeroPolicy:
         self.c_puct = check_number(c_puct, "c_puct", 0.0, low_open=True)
         self._moves: dict[bytes, int] = {}  # searched moves by position (the board, its mask)
 
+    @property
+    def cost(self) -> str | None:
+        """What one move costs where that is too much to ask at every position of a big board
+        (``players.protocol.Costly``): the search's simulations; None for the raw network."""
+        if self.max_simulations is None:
+            return None
+        return f"search of {self.max_simulations} simulations a move"
+
     def evaluator(self, boards: npt.NDArray[np.int8]) -> tuple[npt.NDArray, npt.NDArray]:
         """Priors and values of boards seen by their mover: the search's evaluator."""
         return infer(self.net, boards, self.rules.shape)

@@ -1,5 +1,5 @@
 """The replay buffer: the latest ``capacity`` samples, drawn in batches each under a random
-symmetry of the board (``gym_tictactoe.symmetry``), so the network sees every orientation of a
+symmetry of the board (``gym_tictactoe.game.symmetry``), so the network sees every orientation of a
 position for the cost of one."""
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -24,15 +24,29 @@ from gym_tictactoe import game
 from gym_tictactoe.cli.match import Quit, result_line
 from gym_tictactoe.envs import picture, rendering
 
-if TYPE_CHECKING:  # the play command imports this module for its window
-    from gym_tictactoe.cli.play import Match
-
 AGAIN_HINT = "click: another game, s: swap seats, q: quit"
 HIDDEN_DRIVERS = ("offscreen", "dummy")  # SDL drivers that show nothing
 NO_DISPLAY = ("gym-tictactoe play: error: no display to open a window on ({why}): set DISPLAY, "
               "or play in the terminal without --gui")
 STATUS_ROWS = 4  # lines of text under the board: a wrapped result and the hint
 FONT_SIZES = range(20, 9, -2)  # pixels; the first whose wrapped text fits the strip
+
+
+class Match(Protocol):
+    """What the window asks of the play command's match (``play.Match``, which imports this
+    module for its window: named here by its shape, so the import goes one way)."""
+
+    rules: game.Rules
+    human: int
+
+    @property
+    def names(self) -> dict[int, str]: ...
+
+    def play(self, human: Any, on_move: Any) -> game.Position: ...
+
+    def score_line(self) -> str: ...
+
+    def swap(self) -> None: ...
 
 
 def _no_display() -> bool:
@@ -61,7 +75,7 @@ class WindowGame:
         self.cell_size = picture.default_cell_size(self.rules.shape)
         self.layout = picture.layout(self.rules.shape, self.cell_size)
         self._next_event = next_event or (lambda _: self.pygame.event.wait())
-        self.code: game.Position = game.EMPTY_BOARD
+        self.code: game.Code = game.EMPTY_BOARD
         self.last: int | None = None
         self.status: list[str] = []  # the paragraphs of text under the board
 
@@ -94,13 +108,13 @@ class WindowGame:
             return self.layout.cell_at(*event.pos)
         return None
 
-    def play_one(self) -> game.Position:
+    def play_one(self) -> game.Code:
         """One game in the window; the final position."""
         self.code, self.last = game.EMPTY_BOARD, None
         names, human = self.match.names, self.match.human
         self.show(f"you are {game.MARK_NAMES[human]}")
 
-        def on_move(code: game.Position, mark: int, cell: int) -> None:
+        def on_move(code: game.Code, mark: int, cell: int) -> None:
             self.code, self.last = code, cell
             waiting = mark == human and not self.rules.is_terminal(code)
             self.show(f"{names[game.X + game.O - human]} is thinking..." if waiting else

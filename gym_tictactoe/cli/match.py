@@ -17,7 +17,7 @@ from gym_tictactoe.players.protocol import as_player
 EXIT_INTERRUPTED = 130  # the shell's convention for a process ended by SIGINT
 EXIT_MISSING_EXTRA = 1
 RESULTS = {game.X: "X", game.O: "O", game.NO_WINNER: "draw"}
-MoveCallback = Callable[[game.Position, int, int], None]
+MoveCallback = Callable[[game.Code, int, int], None]
 
 
 class Quit(Exception):
@@ -27,7 +27,7 @@ class Quit(Exception):
 def play_game(
     players: dict[int, Opponent], rng: np.random.Generator, on_move: MoveCallback | None = None,
     *, rules: game.Rules, opening: int = 0,
-) -> game.Position:
+) -> game.Code:
     """One game from the empty board between ``players[X]`` and ``players[O]``; the last position.
 
     ``on_move(code, mark, cell)`` is called after every move (the play command shows the board).
@@ -79,7 +79,7 @@ def _ends(position: Position, cell: int) -> bool:
     return ended
 
 
-def result_line(code: game.Position, names: dict[int, str], rules: game.Rules) -> str:
+def result_line(code: game.Code, names: dict[int, str], rules: game.Rules) -> str:
     """"You win", "You lose" or "Draw", with the winning line's cells."""
     won = rules.winner(code)
     if won == game.NO_WINNER:

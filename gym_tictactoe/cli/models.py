@@ -2,8 +2,9 @@
 (``arena --players``, ``play --opponent``).
 
 A model is a file ``train.py`` writes (a Q-table ``.npz``, an SB3 ``.zip`` or an AlphaZero
-``.npz``); the agents package (and torch, for SB3 and AlphaZero models) loads only when one is
-named. Two models must play the same board. As a player a model is its path, or
+``.npz``), loaded by the loader the agents package registers (``players.loaders``: the package
+itself is never imported here, and torch, for SB3 and AlphaZero models, loads only when one is
+named). Two models must play the same board. As a player a model is its path, or
 ``PATH:simulations=N`` for an AlphaZero network playing through a search of N simulations
 (``evaluate --simulations N`` says the same for the models it evaluates).
 """
@@ -23,13 +24,14 @@ import numpy as np
 
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int
-from gym_tictactoe.cli.match import RESULTS, play_game
+from gym_tictactoe.cli.match import EXIT_MISSING_EXTRA, RESULTS, play_game
 from gym_tictactoe.extras import MissingExtra, require
+from gym_tictactoe.players.loaders import ModelLoader, model_loader
 from gym_tictactoe.players.opponents import Opponent, PolicyOpponent, parse_opponent
+from gym_tictactoe.players.protocol import cost_of
 from gym_tictactoe.seeding import check_seed
 
 MODEL_SUFFIXES = (".npz", ".zip")
-EXIT_MISSING_EXTRA = 1
 # agents.alphazero.policy.MAX_SIMULATIONS, kept here so that checking a spec imports no torch
 # (a test checks that the two agree).
 MAX_SIMULATIONS = 10_000
@@ -98,12 +100,9 @@ def kind_of(spec: str) -> str:
     return _saved_models().model_kind(model_spec(spec).path)
 
 
-def _saved_models() -> Any:
-    """``agents.models``: the one place the package reaches up into ``agents``, whose files the
-    model players are. Imported here, when a model file is named, so nothing else needs it."""
-    import agents.models
-
-    return agents.models
+def _saved_models() -> ModelLoader:
+    """The registered loader of saved models (``players.loaders``; the agents package's)."""
+    return model_loader()
 
 
 def board_of(policy: Any) -> game.Rules:
@@ -138,11 +137,12 @@ def _player(spec: str, rules: game.Rules, command: str) -> Opponent:
 
 @contextlib.contextmanager
 def one_torch_thread(kinds: list[str]) -> Iterator[None]:
-    """One torch thread while SB3 models play (several times faster for these tiny networks)."""
-    if all(kind == "q" for kind in kinds):
+    """What the loader holds while models of ``kinds`` play (one torch thread for networks:
+    several times faster for these tiny ones); nothing without models."""
+    if not kinds:
         yield
         return
-    with _saved_models().torch_threads(1):
+    with _saved_models().playing(kinds):
         yield
 
 
@@ -197,8 +197,8 @@ def _reached_only(policy: Any) -> bool:
     from gym_tictactoe.evaluation.report import unfinished_positions
 
     rules = board_of(policy)
-    searching = getattr(policy, "max_simulations", None) is not None
-    return searching and rules.solvable and unfinished_positions(rules) > FULL_SEARCH_POSITIONS
+    costly = cost_of(policy) is not None
+    return costly and rules.solvable and unfinished_positions(rules) > FULL_SEARCH_POSITIONS
 
 
 def _evaluate_one(path: str, policy: Any, kind: str, args: argparse.Namespace) -> int:
@@ -207,9 +207,8 @@ def _evaluate_one(path: str, policy: Any, kind: str, args: argparse.Namespace) -
     from gym_tictactoe.evaluation.report import evaluating_message, format_summary, summarize
 
     reached_only = _reached_only(policy)
-    searching = getattr(policy, "max_simulations", None)
-    print(f"{path}: {kind} model" + (f", search of {searching} simulations a move"
-                                     if searching is not None else ""))
+    cost = cost_of(policy)
+    print(f"{path}: {kind} model" + ("" if cost is None else f", {cost}"))
     print(evaluating_message(args.games, board_of(policy), reached_only), flush=True)
     began = time.perf_counter()
     rules = board_of(policy)
@@ -220,7 +219,7 @@ def _evaluate_one(path: str, policy: Any, kind: str, args: argparse.Namespace) -
     print(text)
     if graded(rules):
         text = _grade(policy, rules, args, summary, text)
-    if searching is not None or graded(rules):  # what it cost is worth knowing next time
+    if cost is not None or graded(rules):  # what it cost is worth knowing next time
         print(f"evaluated in {time.perf_counter() - began:.1f} s")
     if args.report is not None:
         return _write_report(policy, path, args.report, report, summary, text)

@@ -132,7 +132,7 @@ class Match:
     def swap(self) -> None:
         self.human = game.X + game.O - self.human
 
-    def play(self, human: Any, on_move) -> game.Position:
+    def play(self, human: Any, on_move) -> game.Code:
         """One game, ``human`` moving for the person; the final position (tallied)."""
         other = game.X + game.O - self.human
         final = play_game({self.human: human, other: self.opponent}, self.rng, on_move,
@@ -167,7 +167,7 @@ class Match:
         rules, names = self.rules, self.names
         print(f"\nYou are {game.MARK_NAMES[self.human]}, playing {self.name}.")
 
-        def show(code: game.Position, mark: int, cell: int) -> None:
+        def show(code: game.Code, mark: int, cell: int) -> None:
             where = notation.cell_name(cell, rules.shape)
             if mark == self.human and not rules.is_terminal(code):
                 print(f"you ({game.MARK_NAMES[mark]}) played {where}.")  # the reply shows it
@@ -225,7 +225,7 @@ def parse_cell(text: str, board: Any, rules: game.Rules) -> int:
     return cell
 
 
-def board_text(code: game.Position, rules: game.Rules, last: int | None = None,
+def board_text(code: game.Code, rules: game.Rules, last: int | None = None,
                colour: bool = False) -> str:
     """The board a person reads: the env's ansi render (``last``: the last move's cell)."""
     return rendering.ansi(rules.decode(code), rules.shape, last=last,

@@ -1,3 +1,3 @@
 """Environments, wrappers and rendering: the single env (:mod:`.env`), the vector env
-(:mod:`.vector`, :mod:`.vector_boards`), the PettingZoo AEC and Parallel envs
+(:mod:`.vector`, over ``game.batch``), the PettingZoo AEC and Parallel envs
 (:mod:`.pettingzoo`), the wrappers, and the text, picture and ANSI renderings."""

@@ -11,32 +11,20 @@ from gymnasium import spaces
 
 from gym_tictactoe import checks, game
 from gym_tictactoe.envs import rendering
-from gym_tictactoe.envs.options import (  # the checks' earlier home was this module
-    AGENT_MARKS,
-    ILLEGAL_ACTIONS,
+from gym_tictactoe.envs.options import (
     NO_MOVE,
     WINNER_NAMES,
     EnvOptions,
     SharedOptions,
-    check_choice,
-    check_seat,
     reset_options,
 )
 from gym_tictactoe.game import starts
-from gym_tictactoe.game.positions import (  # as_cell, views and step_lists: their earlier home
-    Position,
-    as_cell,
-    from_board,
-    new_position,
-    step_lists,
-    views,
-)
+from gym_tictactoe.game.positions import Position, as_cell, from_board, new_position
 from gym_tictactoe.players.opponents import Opponent, resolve_opponent
 from gym_tictactoe.players.protocol import as_player
 from gym_tictactoe.seeding import check_seed
 
-__all__ = ["AGENT_MARKS", "ILLEGAL_ACTIONS", "TicTacToeEnv", "as_cell", "check_choice",
-           "check_seat", "step_lists", "views"]
+__all__ = ["TicTacToeEnv"]
 
 
 class RenderModes(list):
@@ -193,7 +181,7 @@ class TicTacToeEnv(SharedOptions, gym.Env[npt.NDArray[np.int8], int]):
         self._player = as_player(self._opponent, self.rules)  # wrapped once, asked every move
 
     @property
-    def code(self) -> game.Position | None:
+    def code(self) -> game.Code | None:
         """The position's code; None before the first reset and on boards of over 16 cells."""
         return None if self.position is None else self.position.code
 

@@ -20,11 +20,11 @@ from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, shown
 from gym_tictactoe.envs import rendering
 from gym_tictactoe.envs.options import NO_MOVE, EnvOptions, SharedOptions, reset_options
-from gym_tictactoe.envs.vector_boards import make_boards
 from gym_tictactoe.game import starts
+from gym_tictactoe.game.batch import Boards, new_batch
 from gym_tictactoe.game.positions import as_cell
 from gym_tictactoe.players.opponents import Opponent, resolve_player
-from gym_tictactoe.players.protocol import BatchPlayer, Boards, Cells
+from gym_tictactoe.players.protocol import BatchPlayer, Cells
 from gym_tictactoe.seeding import check_seed
 
 __all__ = ["TicTacToeVectorEnv", "vectorize_opponent"]
@@ -177,7 +177,7 @@ class TicTacToeVectorEnv(SharedOptions,
         self.single_action_space = spaces.Discrete(n)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self.positions = make_boards(self.rules, self.num_envs, self.agents)
+        self.positions = new_batch(self.rules, self.num_envs, self.agents)
         self._cell_dtype = np.int8 if n <= np.iinfo(np.int8).max else np.int16
         self.ended = np.zeros(self.num_envs, dtype=bool)  # to be reset at the next step
         self._started = False
@@ -313,7 +313,7 @@ class TicTacToeVectorEnv(SharedOptions,
         if boards.size == 0:
             return np.zeros(0, dtype=self._cell_dtype)
         positions = self.positions
-        cells = self.opponent.act(positions.asked(boards), boards, self.np_random)
+        cells = self.opponent.reply(positions, boards, self.np_random)
         positions.play(boards, cells)
         return cells
 

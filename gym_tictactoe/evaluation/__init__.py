@@ -1,9 +1,11 @@
 """How far a policy is from perfect play, measured exactly.
 
-A Policy is any callable ``policy(observation, action_mask) -> cell`` seeing the board as the env's
-agent does (1 its own mark, 2 the other's), so one policy plays both seats. A policy may also offer
-``act_batch(observations, masks) -> cells`` over ``(N, 9)`` arrays; evaluation then asks for every
-position in one call (an SB3 model is slow one position at a time).
+A Policy is any player (``gym_tictactoe.players.protocol``: a trained agent, a built-in player,
+any callable) asked ``policy(observation, action_mask) -> cell`` on the board as the env's agent
+sees it (1 its own mark, 2 the other's), so one policy plays both seats; an object with only the
+documented ``act(board, mark, rng)`` is adapted once (``players.as_player``). Evaluation reads
+the player's capabilities, never its kind: one that answers a batch (``act_batch``) is asked
+for every position in one call, one that gives its probabilities is measured as stochastic.
 
 - ``play_games`` / ``results_table``: seeded games against opponents through ``TicTacToeEnv``.
 - ``best_response``: per seat, the best result any opponent can force against the policy, with the
@@ -25,15 +27,13 @@ An illegal move (an occupied cell, or anything that is not an integer cell, ``NO
 in the moves table on every board) loses at once, as under the env's ``illegal_action="lose"``.
 
 Stochastic policies. The exact measures ask a policy for one move per position, so a policy that
-draws its moves at random is measured as the deterministic policy it happened to draw: a uniformly
-random player becomes one fixed random move table (a different one per seed), which says nothing
-exact about random play. A stochastic policy should therefore offer its probabilities,
-``action_probabilities(observation, mask) -> (cells,)`` and/or ``action_probabilities_batch(
-observations, masks) -> (N, cells)`` (see ``gym_tictactoe.players.stochastic``;
-``UniformPolicy`` is the random player done so). ``best_response`` and ``exploitability`` then
-use them: ``expected`` is the exact expected result against the best response, ``result`` the
-worst result an opponent can bring about with positive probability. The optimal-move rate
-still scores the move the policy returns when called (``policy_moves``).
+draws its moves at random is measured as the deterministic policy it happened to draw (a built-in
+random player: one fixed move table, drawn with its own generator seeded 0), which says nothing
+exact about random play. A stochastic policy should therefore give its probabilities
+(``protocol.GivesProbabilities``; ``UniformPolicy`` is the random player done so).
+``best_response`` and ``exploitability`` then use them: ``expected`` is the exact expected
+result against the best response, ``result`` the worst an opponent can bring about with
+positive probability. The optimal-move rate scores the move the policy returns.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def policy_moves(policy: Policy, *, rows: int | None = None, cols: int | None = 
     """
     rules = board_of(policy, rows, cols, win_length)
     codes, observations, masks = _positions(rules)
-    cells = answers.moves_of(policy, observations.copy(), masks, rules)
+    cells = answers.moves_of(answers.asked(policy, rules), observations.copy(), masks, rules)
     # int16 beyond tabled boards: 3**16 entries of int64 would take 344 MB.
     moves = np.full(rules.n_codes, NO_MOVE, dtype=np.int64 if rules.tabled else np.int16)
     moves[codes] = cells
@@ -161,7 +161,7 @@ def play_games(
     """
     n, seed = check_int(n, "n", 0), check_seed(seed)
     rules = board_of(policy, rows, cols, win_length)
-    player = resolve_opponent(opponent, rules)
+    player, policy = resolve_opponent(opponent, rules), answers.asked(policy, rules)
     env = TicTacToeEnv(opponent=player, agent_mark=agent_mark, illegal_action="lose",
                        rows=rules.rows, cols=rules.cols, win_length=rules.win_length)
     tally = Counter(_play_one(env, policy, seed if i == 0 else None) for i in range(n))
@@ -217,7 +217,7 @@ def best_response(
     against it, a batch per layer (for a player too costly to ask everywhere; the same result).
     """
     rules = board_of(policy, rows, cols, win_length)
-    reached_only = check_flag(reached_only, "reached_only")
+    reached_only, policy = check_flag(reached_only, "reached_only"), answers.asked(policy, rules)
     stochastic_policy = _stochastic(policy, moves, probabilities)
     if stochastic_policy:
         ask = answers.probability_ask(policy, rules)

@@ -18,9 +18,11 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
-from gym_tictactoe.envs.env import as_cell
 from gym_tictactoe.game import Rules
+from gym_tictactoe.game.positions import as_cell
 from gym_tictactoe.players import stochastic
+from gym_tictactoe.players.opponents import resolve_opponent
+from gym_tictactoe.players.protocol import AnswersBatch, Player, as_player
 
 NOT_A_CELL = -2  # moves table entry for an output naming no cell: no cell on any board
 
@@ -29,15 +31,24 @@ NOT_A_CELL = -2  # moves table entry for an output naming no cell: no cell on an
 Ask = Callable[[npt.NDArray[np.int64], int], tuple[npt.NDArray[np.int64], Any]]
 
 
+def asked(policy: Any, rules: Rules) -> Any:
+    """``policy`` as evaluation asks it: a player, or an object with only the documented
+    ``act(board, mark, rng)``, through the one adapter (``players.as_player``: a subclass's own
+    ``act`` decides here too); any other callable as it is."""
+    if not isinstance(policy, Player) and (
+            callable(policy) or not callable(getattr(policy, "act", None))):
+        return policy
+    return as_player(resolve_opponent(policy, rules), rules)
+
+
 def moves_of(policy: Any, observations: npt.NDArray[np.int8], masks: npt.NDArray[np.int8],
              rules: Rules) -> npt.NDArray[np.int64]:
-    """The policy's move at each relative board: ``act_batch`` once when the policy has it
-    (the arrays are then the policy's: pass new ones), else the policy once per board, each
-    call with its own copies. An output that names no cell is ``NOT_A_CELL``; an occupied cell
-    is kept (a forfeit, counted as illegal)."""
-    act_batch = getattr(policy, "act_batch", None)
-    if callable(act_batch):
-        return _batch_cells(act_batch(observations, masks), len(masks), rules)
+    """The policy's move at each relative board: ``act_batch`` once when the policy answers a
+    batch (``protocol.AnswersBatch``; the arrays are then the policy's: pass new ones), else the
+    policy once per board, each call with its own copies. An output that names no cell is
+    ``NOT_A_CELL``; an occupied cell is kept (a forfeit, counted as illegal)."""
+    if isinstance(policy, AnswersBatch):
+        return _batch_cells(policy.act_batch(observations, masks), len(masks), rules)
     cells = [as_cell(policy(obs.copy(), mask.copy()), rules.n_cells)  # the env's own rule
              for obs, mask in zip(observations, masks, strict=True)]
     return np.array([NOT_A_CELL if cell is None else cell for cell in cells], dtype=np.int64)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gym_tictactoe.evaluation import sampled, walk
+from gym_tictactoe.evaluation import answers, sampled, walk
 from gym_tictactoe.game import Rules
 from gym_tictactoe.game.proofs import check_provable
 
@@ -24,7 +24,7 @@ def grade(policy: Any, rules: Rules, sample: int = 100, seed: int = 0,
     """``{"sampled": {sampling: rate}, "best_response": {seat: walk}, ...}``; ``progress(text)``
     is told what starts."""
     check_provable(rules)
-    say = progress or (lambda text: None)
+    say, policy = progress or (lambda text: None), answers.asked(policy, rules)
     rates = {}
     for sampling in sampled.SAMPLINGS:
         say(f"{sampling}: {sample} positions ({SAMPLING_TEXT[sampling]})")

@@ -1,9 +1,10 @@
 """A policy at one position, as a picture: its action values or probabilities beside the solver's.
 
-``policy_values`` reads what the policy offers about each cell, in this order: action
-probabilities (a stochastic policy's ``action_probabilities(_batch)``, or an SB3 (Maskable)PPO
-model's ``probabilities``), Q-values (a Q-table agent's ``q_values``, a DQN model's
-``preferences``), and else only the move it plays. ``solver_values`` gives each legal move's
+``policy_values`` reads what the player offers about each cell, by its capabilities
+(``gym_tictactoe.players.protocol``), in this order: its move probabilities
+(``GivesProbabilities``: a stochastic policy), its cell values (``GivesCellValues``: a Q-table
+agent's Q-values, an SB3 model's action probabilities or Q-values), and else only the move it
+plays. ``solver_values`` gives each legal move's
 exact value for the side to move (win or loss in so many plies, or a draw). ``policy_heatmap``
 draws both over the board picture of ``gym_tictactoe.envs.rendering`` as a matplotlib figure (the
 ``plot`` extra), the policy's move outlined.
@@ -21,12 +22,14 @@ from gym_tictactoe import game
 from gym_tictactoe.envs import picture, rendering
 from gym_tictactoe.evaluation import answers
 from gym_tictactoe.extras import require
-from gym_tictactoe.game import Rules, solver, symmetry
+from gym_tictactoe.game import Rules, solver
 from gym_tictactoe.players import stochastic
+from gym_tictactoe.players.protocol import GivesCellValues, gives_probabilities
 
 _NO_MOVE = -128  # solver.Solution.child_scores' entry for a cell that is no legal move
 SOLVER_COLOURS = {1: "#3a9d5d", 0: "#b8b8b8", -1: "#d0533f"}  # win, draw, loss
 TINT = 0.55  # opacity of a cell's colour over the board picture
+KINDS = ("probability", "Q-value")  # what a player's cell values may be
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,7 @@ def policy_values(policy: Any, board: Any, rules: Rules | None = None) -> Policy
     _, cells = position(board, rules)
     observation, mask = relative(cells, rules)
     move = int(answers.moves_of(policy, observation[None].copy(), mask[None].copy(), rules)[0])
-    values, kind = _offered(policy, observation, mask, rules)
+    values, kind = _offered(policy, observation, mask)
     if values is None:
         values, kind = np.zeros(rules.n_cells), "move"
         if 0 <= move < rules.n_cells:
@@ -78,23 +81,17 @@ def policy_values(policy: Any, board: Any, rules: Rules | None = None) -> Policy
     return PolicyValues(np.where(mask == 1, values, np.nan), kind, move)
 
 
-def _offered(policy: Any, observation: npt.NDArray, mask: npt.NDArray,
-             rules: Rules) -> tuple[npt.NDArray | None, str]:
-    if stochastic.offers_probabilities(policy):
+def _offered(policy: Any, observation: npt.NDArray,
+             mask: npt.NDArray) -> tuple[npt.NDArray | None, str]:
+    if gives_probabilities(policy):
         return stochastic.probabilities_of(policy, observation[None], mask[None])[0], \
             "probability"
-    algo = getattr(policy, "algo", None)
-    if algo in ("ppo", "maskable-ppo") and callable(getattr(policy, "probabilities", None)):
-        return policy.probabilities(observation[None], mask[None])[0], "probability"
-    if callable(getattr(policy, "q_values", None)):
-        return policy.q_values(observation), "Q-value"
-    if algo == "dqn" and callable(getattr(policy, "preferences", None)):
-        if not getattr(policy, "canonical", False):
-            return policy.preferences(observation[None])[0], "Q-value"
-        images, turned = symmetry.canonicalize(rules, observation[None])
-        return symmetry.untransform_cells(rules, policy.preferences(images), turned)[0], \
-            "Q-value"
-    return None, "move"
+    if not isinstance(policy, GivesCellValues):
+        return None, "move"
+    kind, values = policy.cell_values(observation[None].copy(), mask[None].copy())
+    if kind not in KINDS:
+        raise ValueError(f"cell_values must name its kind, one of {list(KINDS)}; got {kind!r}")
+    return np.asarray(values, dtype=np.float64)[0], kind
 
 
 def solver_values(board: Any, rules: Rules) -> npt.NDArray[np.int16]:

@@ -21,6 +21,7 @@ from gym_tictactoe.evaluation import (
     perfect_results,
     results_table,
 )
+from gym_tictactoe.players.protocol import AnswersBatch
 
 REPORT_OPPONENTS = ("random", "heuristic", "minimax")
 # Where the board is not solved there is no minimax, and alphabeta costs tens of milliseconds a
@@ -62,10 +63,9 @@ class _Counting:
 
     def act_batch(self, observations: Any, masks: Any) -> Any:
         self.asked += len(observations)
-        act_batch = getattr(self.policy, "act_batch", None)
-        if act_batch is None:
+        if not isinstance(self.policy, AnswersBatch):
             return [self.policy(o, m) for o, m in zip(observations, masks, strict=True)]
-        return act_batch(observations, masks)
+        return self.policy.act_batch(observations, masks)
 
 
 def reached_summary(policy: Policy, rules: game.Rules) -> dict[str, Any]:

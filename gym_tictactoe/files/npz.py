@@ -6,7 +6,7 @@ shape) are checked against what the caller expects first; object arrays (which w
 unpickling), headers longer than ours and compression that ``zipfile`` inflates without bound
 (bzip2, lzma) are refused, each with one line; :func:`check_directory` bounds the zip's
 directory before ``zipfile`` reads it; :func:`check_finite` refuses NaN and infinities. Used by
-the Q-table files (``agents.q_files``), AlphaZero's model and checkpoint files
+the Q-table files (``agents.tabular.files``), AlphaZero's model and checkpoint files
 (``agents.alphazero``) and the solution cache (``gym_tictactoe.game.cache``); ``bad(problem)``
 builds the caller's own error.
 """

@@ -1,6 +1,7 @@
 """The game and its solver: the rules of every m,n,k-game (:mod:`.engine`, built from
-:mod:`.basics`), positions for one board and a batch (:mod:`.positions`), the exact solver and its
-disk cache (:mod:`.solver`, :mod:`.cache`), symmetries, opening positions, facts and cell names.
+:mod:`.basics`), positions for one board and a batch (:mod:`.positions`, :mod:`.batch`), the
+exact solver and its disk cache (:mod:`.solver`, :mod:`.cache`), symmetries, opening positions,
+facts and cell names.
 
 ``gym_tictactoe.game`` names the rules API: ``Rules``, ``rules``, ``TICTACTOE`` and the marks;
 a board's tables and functions are its ``Rules``' own (``game.TICTACTOE.tables.cells``,
@@ -17,9 +18,9 @@ from gym_tictactoe.game.basics import (
     SOLVED_CELLS,
     SWAP,
     TABLE_CELLS,
+    Code,
     Layer,
     O,
-    Position,
     Tables,
     X,
     board_text,
@@ -43,9 +44,9 @@ __all__ = [
     "SWAP",
     "TABLE_CELLS",
     "TICTACTOE",
+    "Code",
     "Layer",
     "O",
-    "Position",
     "Rules",
     "Tables",
     "X",

@@ -13,14 +13,14 @@ import numpy.typing as npt
 
 from gym_tictactoe.checks import check_int
 
-Position = int
+Code = int  # a position's code: sum(cell[i] * 3**i), 0 empty, 1 X, 2 O
 
 EMPTY, X, O = 0, 1, 2
 MARKS = {"X": X, "O": O}
 MARK_NAMES = {X: "X", O: "O"}
 NO_WINNER, BOTH_WIN = 0, 3
 SWAP = np.array([EMPTY, O, X], dtype=np.int8)
-EMPTY_BOARD: Position = 0
+EMPTY_BOARD: Code = 0
 
 MAX_SIDE = 15  # free-style gomoku's board
 TABLE_CELLS = 12  # 3**12 codes: per-code tables of a few tens of MB, built in well under a second

@@ -8,10 +8,10 @@ Cells are numbered row by row; on tic-tac-toe (3, 3, 3)::
     ---+---+---
      6 | 7 | 8
 
-A position is a plain ``int``: ``sum(cell[i] * 3**i)`` with 0 = empty, 1 = X, 2 = O. It is
-immutable and hashable. One :class:`Rules` object per board answers every question about it
-(whose turn, who won, which moves are legal, the next position, the board's symmetries), in three
-regimes of one engine:
+A position's code (``Code``) is a plain ``int``: ``sum(cell[i] * 3**i)`` with 0 = empty, 1 = X,
+2 = O; immutable and hashable (a game's mutable state is :mod:`.positions`'). One
+:class:`Rules` object per board answers every question about it (whose turn, who won, which moves
+are legal, the next position, the board's symmetries), in three regimes of one engine:
 
 - boards of at most ``TABLE_CELLS`` cells (3x3 among them) answer from per-code tables built once,
   so a question at step time is one look-up;
@@ -35,25 +35,29 @@ import numpy.typing as npt
 from gym_tictactoe.checks import is_integer
 from gym_tictactoe.game.basics import (
     _CHUNK,
-    _DIGITS,
-    _GROUP,
     _INT64_CELLS,
     EMPTY,
     EMPTY_BOARD,
     NO_WINNER,
     SOLVED_CELLS,
     TABLE_CELLS,
+    Code,
     Layer,
     O,
-    Position,
     Tables,
     X,
     _chunks,
     _symmetries,
-    _to_move,
     check_board_size,
     line_rays,
     win_lines,
+)
+from gym_tictactoe.game.regimes import (
+    DigitRegime,
+    Regime,
+    TableRegime,
+    cells_terminal,
+    cells_winner,
 )
 
 
@@ -73,6 +77,9 @@ class Rules:
         self.lines = win_lines(self.rows, self.cols, self.win_length)
         self.line_array = np.array(self.lines, dtype=np.intp).reshape(-1, self.win_length)
         self.tabled = self.n_cells <= TABLE_CELLS
+        # The representation, chosen once: every question below is a look-up in per-code tables
+        # or computed from the code's digits, and no method asks again which.
+        self._regime: Regime = TableRegime(self) if self.tabled else DigitRegime(self)
         self.solvable = self.n_cells <= SOLVED_CELLS
         self.n_codes = 3**self.n_cells
         self.pow3_int = tuple(3**i for i in range(self.n_cells))
@@ -123,7 +130,7 @@ class Rules:
 
     # --- one position, any board --------------------------------------------------------------
 
-    def encode(self, board: Any) -> Position:
+    def encode(self, board: Any) -> Code:
         """The code of a board: ``n_cells`` values 0 (empty), 1 (X) or 2 (O), row-major."""
         try:
             cells = np.asarray(board).ravel()
@@ -138,27 +145,15 @@ class Rules:
         raise ValueError(f"a {self.rows}x{self.cols} board is {self.n_cells} cells of 0 (empty), "
                          f"1 (X) or 2 (O); got {board!r}")
 
-    def decode(self, code: Position) -> npt.NDArray[np.int8]:
+    def decode(self, code: Code) -> npt.NDArray[np.int8]:
         """The cells of a position (read-only on tabled boards, where it is a table row)."""
-        code = self._check_code(code)
-        if self.tabled:
-            return self.tables.cells[code]
-        if self.pow3 is not None:
-            return (np.int64(code) // self.pow3 % 3).astype(np.int8)
-        digits = []
-        for _ in range(self.n_cells):
-            code, digit = divmod(code, 3)
-            digits.append(digit)
-        return np.array(digits, dtype=np.int8)
+        return self._regime.decode(self._check_code(code))
 
-    def legal_moves(self, code: Position) -> list[int]:
+    def legal_moves(self, code: Code) -> list[int]:
         """The empty cells of a position that is still being played, in increasing order."""
-        if self.tabled:
-            return np.flatnonzero(self.tables.legal_mask[self._check_code(code)]).tolist()
-        cells = self.decode(code)
-        return [] if self._cells_terminal(cells) else np.flatnonzero(cells == EMPTY).tolist()
+        return self._regime.legal_moves(self._check_code(code))
 
-    def play(self, code: Position, cell: int) -> Position:
+    def play(self, code: Code, cell: int) -> Code:
         """The position after the side to move puts its mark on ``cell``."""
         mark = self.to_move(code)
         if mark == EMPTY:
@@ -168,93 +163,54 @@ class Rules:
             raise ValueError(f"move {cell!r} is not legal here; legal moves: {legal}")
         return code + mark * self.pow3_int[int(cell)]
 
-    def winner(self, code: Position) -> int:
+    def winner(self, code: Code) -> int:
         """X (1), O (2), 0 when nobody has a line, or BOTH_WIN (3) on impossible boards."""
-        if self.tabled:
-            return int(self.tables.winner[self._check_code(code)])
-        return int(self._cells_winner(self.decode(code)[None])[0])
+        return self._regime.winner(self._check_code(code))
 
-    def is_terminal(self, code: Position) -> bool:
-        if self.tabled:
-            return bool(self.tables.terminal[self._check_code(code)])
-        return self._cells_terminal(self.decode(code))
+    def is_terminal(self, code: Code) -> bool:
+        return self._regime.is_terminal(self._check_code(code))
 
-    def to_move(self, code: Position) -> int:
+    def to_move(self, code: Code) -> int:
         """The mark (1 = X, 2 = O) of the side to move; X moves first. 0 on impossible counts."""
-        if self.tabled:
-            return int(self.tables.to_move[self._check_code(code)])
-        return int(_to_move(self.decode(code)[None])[0])
+        return self._regime.to_move(self._check_code(code))
 
-    def transform(self, code: Position, symmetry: int) -> Position:
+    def transform(self, code: Code, symmetry: int) -> Code:
         """The position under one of the board's symmetries (0 is the identity)."""
         return self.encode(self.decode(code)[self.symmetries[symmetry]])
 
-    def canonical(self, code: Position) -> Position:
+    def canonical(self, code: Code) -> Code:
         """The smallest code among the position's symmetric images."""
-        if self.tabled:
-            return int(self.tables.canonical[self._check_code(code)])
-        return min(self.transform(code, s) for s in range(len(self.symmetries)))
+        return self._regime.canonical(self._check_code(code))
 
     # --- arrays of int64 codes (boards of at most SOLVED_CELLS cells) -------------------------
 
     def cells_of(self, codes: npt.ArrayLike) -> npt.NDArray[np.int8]:
         """(N, n_cells) cells of each code."""
-        codes = self._codes(codes)
-        if self.tabled:
-            return self.tables.cells[codes]
-        # Eight cells at a time from a table of every 8-digit base-3 number: two divisions a
-        # code on 16 cells instead of thirty-two.
-        groups = -(-self.n_cells // _GROUP)
-        cells = np.empty((codes.size, groups * _GROUP), dtype=np.int8)
-        rest = codes.copy()
-        for group in range(groups):
-            rest, low = np.divmod(rest, 3**_GROUP)
-            cells[:, group * _GROUP : (group + 1) * _GROUP] = _DIGITS[low]
-        return cells[:, : self.n_cells]
+        return self._regime.cells_of(self._codes(codes))
 
     def winner_of(self, codes: npt.ArrayLike) -> npt.NDArray[np.int8]:
-        codes = self._codes(codes)
-        return self.tables.winner[codes] if self.tabled else self._facts(codes)[1]
+        return self._regime.winner_of(self._codes(codes))
 
     def to_move_of(self, codes: npt.ArrayLike) -> npt.NDArray[np.int8]:
-        codes = self._codes(codes)
-        return self.tables.to_move[codes] if self.tabled else _to_move(self.cells_of(codes))
+        return self._regime.to_move_of(self._codes(codes))
 
     def terminal_of(self, codes: npt.ArrayLike) -> npt.NDArray[np.bool_]:
-        codes = self._codes(codes)
-        return self.tables.terminal[codes] if self.tabled else self._facts(codes)[2]
+        return self._regime.terminal_of(self._codes(codes))
 
     def legal_of(self, codes: npt.ArrayLike) -> npt.NDArray[np.int8]:
         """(N, n_cells) int8: 1 where the cell is empty and the game is not over."""
-        codes = self._codes(codes)
-        return self.tables.legal_mask[codes] if self.tabled else self._facts(codes)[3]
+        return self._regime.legal_of(self._codes(codes))
 
     def next_of(self, codes: npt.ArrayLike) -> npt.NDArray[np.int64]:
         """(N, n_cells) int64: the code after the side to move plays each cell, -1 if it can't."""
-        codes = self._codes(codes)
-        if self.tabled:
-            return self.tables.next[codes].astype(np.int64)
-        return self._facts(codes)[4]
+        return self._regime.next_of(self._codes(codes))
 
     # --- the tables, and the reachable positions ----------------------------------------------
 
     @cached_property
     def tables(self) -> Tables:
         """Per-code tables (boards of at most ``TABLE_CELLS`` cells), built on first use."""
-        if not self.tabled:
-            raise ValueError(f"the {self.name} board has {self.n_cells} cells: per-code tables "
-                             f"exist for boards of at most {TABLE_CELLS} cells")
-        codes = np.arange(self.n_codes, dtype=np.int64)
-        cells = (codes[:, None] // self.pow3 % 3).astype(np.int8)
-        winner, terminal, legal, nxt = self._facts_of_cells(codes, cells)
-        canonical = np.full(self.n_codes, self.n_codes, dtype=np.int64)
-        for perm in self.symmetries:  # one symmetry at a time bounds the temporary to one image
-            np.minimum(canonical, cells[:, perm].astype(np.int64) @ self.pow3, out=canonical)
-        tables = Tables(cells, winner, _to_move(cells), terminal, legal,
-                        nxt.astype(np.int32), canonical)
-        for table in vars(tables).values():
-            table.setflags(write=False)
-        return tables
+        return self._regime.tables
 
     @cached_property
     def positions(self) -> tuple[Layer, ...]:
@@ -357,31 +313,11 @@ class Rules:
         self.check_solvable("arrays of position codes")
         return np.asarray(codes, dtype=np.int64).reshape(-1)
 
-    def _facts(self, codes: npt.NDArray[np.int64]) -> tuple[npt.NDArray, ...]:
-        """(cells, winner, terminal, legal, next) computed from the codes themselves."""
-        cells = self.cells_of(codes)
-        return (cells, *self._facts_of_cells(codes, cells))
-
-    def _facts_of_cells(self, codes, cells) -> tuple[npt.NDArray, ...]:
-        winner = self._cells_winner(cells)
-        terminal = (winner != NO_WINNER) | (cells != EMPTY).all(axis=1)
-        legal = ((cells == EMPTY) & ~terminal[:, None]).astype(np.int8)
-        mark = _to_move(cells).astype(np.int64)
-        nxt = np.where((legal == 1) & (mark[:, None] != EMPTY),
-                       codes[:, None] + mark[:, None] * self.pow3, -1)
-        return winner, terminal, legal, nxt
-
     def _cells_winner(self, cells: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
-        winner = np.zeros(len(cells), dtype=np.int8)
-        for start in range(0, len(cells), _CHUNK):
-            on_line = cells[start : start + _CHUNK, self.line_array]  # (chunk, lines, length)
-            x_wins = (on_line == X).all(axis=2).any(axis=1)
-            o_wins = (on_line == O).all(axis=2).any(axis=1)
-            winner[start : start + _CHUNK] = x_wins * X + o_wins * O
-        return winner
+        return cells_winner(cells, self.line_array)
 
     def _cells_terminal(self, cells: npt.NDArray[np.int8]) -> bool:
-        return bool(self._cells_winner(cells[None])[0] != NO_WINNER or (cells != EMPTY).all())
+        return cells_terminal(cells, self.line_array)
 
 
 def rules(rows: int = 3, cols: int = 3, win_length: int = 3) -> Rules:

@@ -13,7 +13,7 @@ to move), ``winner``, ``terminal``, ``cells`` (absolute, a view to copy before k
 ``grid`` (the same as ``(rows, cols)``); ``play(cell) -> bool``, ``undo(cell)``, ``clear()``,
 ``legal(cell)``, ``moves()``, ``mask()``, ``view(mark)`` and ``copy()``. The envs, the AEC
 env, the command line's games and the players use this type and never ask which regime they are
-in. A batch of positions is ``vector_boards``'s.
+in. A batch of positions is :mod:`.batch`'s ``Batch``.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class TablePosition:
     __slots__ = ("_grids", "_lists", "_next", "_tables", "_terminals", "_views", "_winners",
                  "code", "mark", "rules", "terminal", "winner")
 
-    def __init__(self, rules: game.Rules, code: game.Position = game.EMPTY_BOARD) -> None:
+    def __init__(self, rules: game.Rules, code: game.Code = game.EMPTY_BOARD) -> None:
         self.rules = rules
         # What every question reads, fetched once per game rather than per question.
         (self._next, self._terminals, self._winners, self._tables, self._views,
@@ -261,7 +261,7 @@ def new_position(rules: game.Rules) -> Position:
     return TablePosition(rules) if rules.tabled else StonePosition(rules)
 
 
-def code_of(position: Position) -> game.Position:
+def code_of(position: Position) -> game.Code:
     """The position's code, computed where the position keeps none (boards of over 16 cells)."""
     return position.rules.encode(position.cells) if position.code is None else position.code
 

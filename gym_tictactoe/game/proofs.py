@@ -158,6 +158,28 @@ class Prover:
         self.nodes += int(stats[0])
         return None if value == self._core.UNKNOWN else int(value)
 
+    def values(self, codes: npt.ArrayLike) -> npt.NDArray[np.int8]:
+        """The value for the side to move of each position code (boards of at most 16 cells,
+        where codes fit arrays), in one compiled call on the one table; ``budget`` is nodes for
+        the whole batch, and 2 marks a position left unknown when it ran out."""
+        cells = self.rules.cells_of(codes)
+        n_x, n_o = (cells == X).sum(axis=1), (cells == O).sum(axis=1)
+        if ((n_x != n_o) & (n_x != n_o + 1)).any():
+            raise ValueError("a position's X and O counts differ by more than one X: "
+                             "no game reaches it")
+        bits = np.uint64(1) << np.arange(self.rules.n_cells, dtype=np.uint64)
+        mover = np.where(n_x == n_o, X, O).astype(np.int8)[:, None]
+        me = ((cells == mover) * bits).sum(axis=1, dtype=np.uint64)
+        opp = ((cells == X + O - mover) * bits).sum(axis=1, dtype=np.uint64)
+        out = np.zeros(len(cells), np.int8)
+        stats = np.array([0, self.budget, 0, self.sym_stones], dtype=np.int64)
+        _interruptible(lambda: self._core.prove_each(me, opp, self.board.args(), self.tt,
+                                                     self.work, stats, out), stats)
+        self.nodes += int(stats[0])
+        if (out == -2).any():
+            raise ValueError("the side to move has a line: no game reaches this position")
+        return out
+
     def value_within(self, code: int, seconds: float, first_round: int = 1 << 20) -> int | None:
         """``value`` with a wall-clock budget as well: rounds of doubling node budgets (at most
         ``budget``) on the same table, which keeps what each unfinished round proved, until one

@@ -233,3 +233,35 @@ def prove(me, opp, board, tt, work, stats) -> int:
     if stats[ABORTED]:
         return UNKNOWN
     return 0 if value >= 0 else -1
+
+
+@njit(cache=True)
+def has_line(stones, masks) -> bool:
+    full = False  # a plain loop: numba compiles no any() over a generator
+    for line in masks:
+        full |= stones & line == line
+    return full
+
+
+@njit(cache=True, nogil=True)
+def prove_each(mes, opps, board, tt, work, stats, out) -> int:
+    """``out[i]``: the value of (``mes[i]`` to move, ``opps[i]``), every position on the one
+    table (what one proof stored makes the next cheaper). A position the other side has won is
+    -1, a full board 0, one where the side to move has a line -2 (no game reaches it). The
+    budget in ``stats`` is for the whole batch: past it the rest are UNKNOWN; returns how many
+    were proved."""
+    full, masks = board[0], board[1]
+    for i in range(mes.size):
+        me, opp = mes[i], opps[i]
+        if has_line(me, masks):
+            out[i] = -2
+        elif has_line(opp, masks):
+            out[i] = -1
+        elif me | opp == full:
+            out[i] = 0
+        else:
+            out[i] = prove(me, opp, board, tt, work, stats)
+            if stats[ABORTED]:
+                out[i:] = UNKNOWN
+                return i
+    return mes.size

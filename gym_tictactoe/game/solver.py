@@ -50,7 +50,7 @@ def solve(rules: Rules = game.TICTACTOE) -> Solution:
     return disk_cache.load_or_build(rules, build)
 
 
-def value(code: game.Position, rules: Rules = game.TICTACTOE) -> int | None:
+def value(code: game.Code, rules: Rules = game.TICTACTOE) -> int | None:
     """The game value for X under perfect play: +1, 0 or -1. Boards of 17 to 64 cells are
     proved (:mod:`.proven`): None when the proof ran out of its budget."""
     if not rules.solvable:
@@ -58,7 +58,7 @@ def value(code: game.Position, rules: Rules = game.TICTACTOE) -> int | None:
     return int(solve(rules).value_of([code])[0])
 
 
-def best_moves(code: game.Position, rules: Rules = game.TICTACTOE) -> list[int] | None:
+def best_moves(code: game.Code, rules: Rules = game.TICTACTOE) -> list[int] | None:
     """The perfect player's moves: best value, then fastest win or slowest loss. Proved boards
     (17 to 64 cells) know no distances: every value-keeping move (None: unknown)."""
     if not rules.solvable:
@@ -66,7 +66,7 @@ def best_moves(code: game.Position, rules: Rules = game.TICTACTOE) -> list[int] 
     return np.flatnonzero(solve(rules).best_of([code])[0]).tolist()
 
 
-def value_keeping_moves(code: game.Position,
+def value_keeping_moves(code: game.Code,
                         rules: Rules = game.TICTACTOE) -> list[int] | None:
     """Every move that keeps the position's game value (the non-blunders); on proved boards
     None when a move's value is unknown."""

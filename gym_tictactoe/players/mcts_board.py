@@ -25,9 +25,9 @@ import numpy.typing as npt
 
 from gym_tictactoe import game
 from gym_tictactoe.game.positions import cells_of_masks
+from gym_tictactoe.players.search import FULL_WIDTH_CELLS
 
 State = tuple[int, int, int, int, int]
-FULL_WIDTH_CELLS = 64  # as the alpha-beta player: up to 8 x 8 every empty cell is a candidate
 PYTHON_PLAYOUT_CELLS = 36  # measured: beyond 6 x 6 the NumPy playout is the faster
 _FLOATS = 4096  # uniform draws taken from the generator at once (one call instead of thousands)
 

@@ -54,12 +54,18 @@ class MonteCarloOpponent(Player):
             f"after each of its {n} cells)")
         self.playouts = check_int(playouts, "playouts", 1, most, note=where)
 
+    @property
+    def cost(self) -> str:
+        """What one move costs (``protocol.Costly``: too much to ask at every position of a big
+        board)."""
+        return f"{self.playouts} random playouts after each move"
+
     def move(self, position: Position, rng: np.random.Generator) -> int:
         if self.rules.tabled:
             return self.act_code(position.code, position.mark, rng)
         return self.act_cells(position.cells, position.mark, rng)
 
-    def act_code(self, code: game.Position, mark: int, rng: np.random.Generator) -> int:
+    def act_code(self, code: game.Code, mark: int, rng: np.random.Generator) -> int:
         tables = self.rules.tables
         moves = np.flatnonzero(tables.legal_mask[code])
         starts = np.repeat(tables.next[code, moves].astype(np.int64), self.playouts)

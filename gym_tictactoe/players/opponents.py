@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_number, is_number
+from gym_tictactoe.game.batch import Batch, Boards
 from gym_tictactoe.game.positions import Position
 from gym_tictactoe.players.mcts import MCTSPlayer
 from gym_tictactoe.players.montecarlo import (
@@ -35,7 +36,6 @@ from gym_tictactoe.players.montecarlo import (
 )
 from gym_tictactoe.players.protocol import (
     BatchPlayer,
-    Boards,
     Cells,
     Opponent,
     Player,
@@ -160,15 +160,13 @@ class _Combined:
             player.reset(boards if self.weights is None else boards[self.current[boards] == k],
                          rng)
 
-    def act(self, positions: Any, boards: Boards, rng: np.random.Generator) -> Cells:
+    def reply(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells:
         which = self.current[boards] if self.per_move is None else self.per_move(boards, rng)
         cells = np.empty(boards.size, dtype=np.int16)
         for k, player in enumerate(self.players):
             mine = which == k
             if mine.any():
-                # Codes are sliced; a batch of cell boards is shared and indexed by ``boards``.
-                asked = positions[mine] if isinstance(positions, np.ndarray) else positions
-                cells[mine] = player.act(asked, boards[mine], rng)
+                cells[mine] = player.reply(batch, boards[mine], rng)
         return cells
 
 

@@ -1,46 +1,139 @@
 """One protocol for every player, for one board and for a batch of boards.
 
-A :class:`Player` answers ``move(position, rng) -> cell`` for one position
-(:mod:`gym_tictactoe.game.positions`; the caller's own: read it, never change it) and
-``batch(num_envs, rules, agents)`` for the vector env: an object whose ``act(positions, boards,
-rng)`` replies on many boards at once (``vector_opponents``). A player that has no faster way
-inherits a batch that asks ``move`` board by board. ``reset(rng)`` starts an episode.
+A player answers one question, the move at a position, in the two forms its callers have it:
 
-Anything else with the documented ``act(board, mark, rng) -> int`` (your own opponent, the
-alpha-beta player) is wrapped once, by :func:`as_player`, in an :class:`ActPlayer` that calls
-that ``act`` in both envs. The same holds for a subclass of a built-in player that overrides
-``act``: its ``act`` decides everywhere. A subclass that overrides ``move`` keeps its ``move`` in
-the vector env too (board by board) unless it also gives its own ``_batch``.
+- ``move(position, rng) -> cell`` on a position (:mod:`gym_tictactoe.game.positions`; the
+  caller's own: read it, never change it), as the envs ask (``act(board, mark, rng)``, the
+  documented opponent form, is the same question on an absolute board);
+- ``player(observation, action_mask) -> cell`` on the board as the side to move sees it (1 its
+  own marks, 2 the other's), as evaluation asks and as a :data:`Policy` (a trained agent) is
+  written.
+
+:class:`Player`, the base of every built-in player, writes ``move`` and derives the rest:
+``reset(rng)`` starts an episode, ``batch(num_envs, rules, agents)`` replies on many boards of
+the vector env at once (``vector_opponents``; a player without a faster way is asked board by
+board). A trained agent (tabular Q, SB3, AlphaZero) writes the policy form and plays through the
+``policy`` player (``PolicyOpponent``).
+
+Optional capabilities, declared here as runtime-checkable protocols and read only through
+:func:`capabilities` and the functions beside it (never by an algorithm's name):
+
+- :class:`AnswersBatch`: ``act_batch(observations, masks)`` answers many positions in one call
+  (evaluation asks a whole layer at once; the vector env asks once a step);
+- :class:`GivesProbabilities`: ``action_probabilities_batch(observations, masks)`` (or the
+  one-board ``action_probabilities``): evaluation measures the player as the stochastic one it is;
+- :class:`GivesCellValues`: ``cell_values(observations, masks) -> (kind, values)``, what the
+  player thinks of each cell, for pictures (``"Q-value"`` or ``"probability"``);
+- :class:`Costly`: ``cost``, a phrase saying what one move costs (``"search of 50 simulations a
+  move"``) where asking at every position is too costly, else None: evaluation then asks it only
+  where a best response reaches.
+
+Anything else with the documented ``act(board, mark, rng) -> int`` (your own opponent) is
+adapted once, at the edge, by :func:`as_player`, into an :class:`ActPlayer` that calls that
+``act`` in both envs. The same holds for a subclass of a built-in player that overrides ``act``
+below its ``move``: its ``act`` decides everywhere. A subclass that overrides ``move`` keeps its
+``move`` in the vector env too (board by board) unless it also gives its own ``_batch``.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
+from gym_tictactoe.game.batch import Batch, Boards
 from gym_tictactoe.game.positions import Position, as_cell, from_board
 
-Boards = npt.NDArray[np.intp]  # indices of boards in the batch
 Cells = npt.NDArray[np.int16]
+# The policy form of the question: ``policy(observation, action_mask) -> cell`` on the board as
+# the side to move sees it (1 its own marks, 2 the other's).
+Policy = Callable[[npt.NDArray[np.int8], npt.NDArray[np.int8]], int]
 
 
 @runtime_checkable
 class Opponent(Protocol):
+    """The documented form an object of yours takes to play: ``act(board, mark, rng)`` on the
+    absolute board (0 empty, 1 X, 2 O) for ``mark``, the side to move; :func:`as_player` adapts
+    it once."""
+
     def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int: ...
 
 
 class BatchPlayer(Protocol):
-    """A player's replies on many boards at once; ``boards`` are indices into the batch, and
-    ``positions`` their codes (tabled boards) or the env's whole batch (``vector_boards``)."""
+    """A player's replies on many boards at once: ``boards`` are the indices, into the env's
+    whole ``batch`` (``game.batch``), of the boards that need a reply."""
 
     def reset(self, boards: Boards, rng: np.random.Generator) -> None: ...
 
-    def act(self, positions: Any, boards: Boards, rng: np.random.Generator) -> Cells: ...
+    def reply(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells: ...
+
+
+# --- optional capabilities ------------------------------------------------------------------
+
+
+@runtime_checkable
+class AnswersBatch(Protocol):
+    """Answers many positions in one call: the cell for each of ``observations`` (N, cells) of
+    relative boards under their ``masks`` (N, cells)."""
+
+    def act_batch(self, observations: npt.NDArray[np.int8],
+                  masks: npt.NDArray[np.int8]) -> npt.ArrayLike: ...
+
+
+@runtime_checkable
+class GivesProbabilities(Protocol):
+    """Gives its move probabilities, (N, cells) for N relative boards (0 on occupied cells,
+    each row summing to 1): evaluation measures it as the stochastic player it is. The one-board
+    ``action_probabilities(observation, mask)`` is accepted in its place."""
+
+    def action_probabilities_batch(self, observations: npt.NDArray[np.int8],
+                                   masks: npt.NDArray[np.int8]) -> npt.ArrayLike: ...
+
+
+@runtime_checkable
+class GivesCellValues(Protocol):
+    """Says what it thinks of each cell, for pictures: ``(kind, values)`` with ``kind``
+    ``"Q-value"`` or ``"probability"`` and ``values`` (N, cells) for N relative boards."""
+
+    def cell_values(self, observations: npt.NDArray[np.int8],
+                    masks: npt.NDArray[np.int8]) -> tuple[str, npt.NDArray[np.float64]]: ...
+
+
+@runtime_checkable
+class Costly(Protocol):
+    """Too costly to ask at every position of a big board (a search): ``cost`` says what one
+    move costs, in words, or is None where it is cheap after all (a network without its
+    search)."""
+
+    cost: str | None
+
+
+CAPABILITIES = ("batch", "probabilities", "cell values", "costly")
+
+
+def capabilities(player: Any) -> frozenset[str]:
+    """Which of ``CAPABILITIES`` ``player`` offers."""
+    offered = {"batch": isinstance(player, AnswersBatch),
+               "probabilities": gives_probabilities(player),
+               "cell values": isinstance(player, GivesCellValues),
+               "costly": cost_of(player) is not None}
+    return frozenset(name for name, yes in offered.items() if yes)
+
+
+def gives_probabilities(player: Any) -> bool:
+    """Whether ``player`` gives its move probabilities (either form)."""
+    return isinstance(player, GivesProbabilities) or callable(
+        getattr(player, "action_probabilities", None))
+
+
+def cost_of(player: Any) -> str | None:
+    """What one move of ``player`` costs, where it is too costly to ask everywhere; else None."""
+    cost = player.cost if isinstance(player, Costly) else None
+    return cost if isinstance(cost, str) else None
 
 
 def pick(choices: Sequence[int] | npt.NDArray, rng: np.random.Generator,
@@ -70,6 +163,18 @@ class Player:
     def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
         """The documented opponent API: the move on an absolute ``board`` as ``mark``."""
         return self.move(from_board(self.rules, board, mark), rng)
+
+    def __call__(self, observation: npt.ArrayLike, action_mask: npt.ArrayLike) -> int:
+        """The policy form: the move at the relative board ``observation`` (1 the side to move,
+        which is X where both sides have as many marks). A player that draws among equal moves
+        draws from its own generator, seeded 0 on the first question: evaluation then measures
+        one fixed choice per position (``gym_tictactoe.evaluation``'s "Stochastic policies")."""
+        cells = np.asarray(observation)
+        mark = game.X if (cells == 1).sum() == (cells == 2).sum() else game.O
+        board = cells if mark == game.X else game.SWAP[cells]
+        if "_policy_rng" not in self.__dict__:
+            self._policy_rng = np.random.default_rng(0)
+        return self.move(from_board(self.rules, board, mark), self._policy_rng)
 
     def reset(self, rng: np.random.Generator) -> None:
         """Start an episode (a mixture draws its player here)."""
@@ -131,9 +236,12 @@ class ActPlayer(Player):
 
 
 def as_player(opponent: Any, rules: game.Rules) -> Player:
-    """``opponent`` itself if it is a :class:`Player` that keeps the protocol's ``act``; anything
-    else with an ``act`` (a subclass overriding ``act`` among them) wrapped once."""
-    if isinstance(opponent, Player) and type(opponent).act is Player.act:
+    """The one adapter at the edge: ``opponent`` itself if it is a :class:`Player` whose ``act``
+    is its ``move`` (defined no lower than ``move``); anything else with an ``act`` (a subclass
+    overriding ``act`` below its ``move`` among them) wrapped once."""
+    cls = type(opponent)
+    if isinstance(opponent, Player) and issubclass(_defined_in(cls, "move"),
+                                                   _defined_in(cls, "act")):
         return opponent
     return ActPlayer(opponent, rules)
 
@@ -158,19 +266,12 @@ class LoopPlayer:
         for board in boards.tolist():
             self.players[board].reset(rng)
 
-    def act(self, positions: Any, boards: Boards, rng: np.random.Generator) -> Cells:
-        cells = board_cells(self.rules, positions, boards)
+    def reply(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells:
+        cells = batch.cells(boards)
         marks = game.SWAP[self.agents[boards]].tolist()
         moves = [self.players[b].act(c.copy(), m, rng)
                  for b, c, m in zip(boards.tolist(), cells, marks, strict=True)]
         return checked_moves(moves, cells, self.players[0])
-
-
-def board_cells(rules: game.Rules, positions: Any, boards: Boards) -> npt.NDArray[np.int8]:
-    """The absolute cells of ``boards``: ``positions`` are their codes or the whole batch."""
-    if isinstance(positions, np.ndarray):
-        return rules.tables.cells[positions]
-    return positions.cells(boards)
 
 
 def checked_moves(moves: list, cells: npt.NDArray[np.int8], player: Any) -> Cells:

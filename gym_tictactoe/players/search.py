@@ -18,10 +18,12 @@ import numpy.typing as npt
 
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, check_number
+from gym_tictactoe.game import MAX_SIDE
+from gym_tictactoe.game.positions import Position
 from gym_tictactoe.players.compiled import Search, compiled, lent_table, table_slots
+from gym_tictactoe.players.protocol import Player
 from gym_tictactoe.players.threats import geometry
 
-MAX_SIDE = 15
 # A generous ceiling: a million positions take a few seconds and a transposition table of 48 MB
 # on 15x15 gomoku (docs/limits.md has the measured figures).
 MAX_NODES = 1_000_000
@@ -57,8 +59,10 @@ class SearchResult:
     nodes: int
 
 
-class AlphaBetaPlayer:
-    """Alpha-beta search for any m,n,k-game; an opponent (``act(board, mark, rng) -> int``).
+class AlphaBetaPlayer(Player):
+    """Alpha-beta search for any m,n,k-game; a player like the others
+    (:mod:`gym_tictactoe.players.protocol`), whose ``act(board, mark, rng)`` checks the board it
+    is given.
 
     Negamax alpha-beta with iterative deepening, a transposition table, threat detection (it wins
     when it can, blocks the opponent's winning cell and searches on through such forced replies
@@ -121,6 +125,8 @@ class AlphaBetaPlayer:
         self.max_nodes = check_int(max_nodes, "max_nodes", 1, MAX_NODES, none=True)
         self.radius = check_int(radius, "radius", 1, MAX_SIDE - 1)
         self.width = check_int(width, "width", 1, MAX_SIDE**2, none=True)
+        # The board it plays on (the env refuses a player built for another board).
+        self._set_board(rows, cols, win_length)
         self._geo = geometry(self.rows, self.cols, self.win_length)
         # Up to 8 x 8 every empty cell is a candidate: no cell needs counting what is near it.
         small = self._geo.cells <= FULL_WIDTH_CELLS
@@ -133,20 +139,24 @@ class AlphaBetaPlayer:
                 f"depth or time_limit")
 
     @property
-    def rules(self) -> game.Rules:
-        """The board it plays on (the env refuses a player built for another board)."""
-        return game.rules(self.rows, self.cols, self.win_length)
-
-    @property
     def exhaustive(self) -> bool:
         """No limits: the search goes to the end of the game and plays perfectly."""
         return self.depth is None and self.max_nodes is None and self.time_limit is None
 
+    @property
+    def cost(self) -> str | None:
+        """What one move costs where a search at every position is too much (``Costly``): a
+        search with limits; None for the exhaustive search, which plays as ``minimax``."""
+        if self.exhaustive:
+            return None
+        budget = "" if self.max_nodes is None else f" of up to {self.max_nodes:,} positions"
+        return f"alpha-beta search{budget} a move"
+
+    def move(self, position: Position, rng: np.random.Generator) -> int:
+        return _drawn(self.search(position.cells, position.mark).moves, rng)
+
     def act(self, board: npt.NDArray[np.int8], mark: int, rng: np.random.Generator) -> int:
-        moves = self.search(board, mark).moves
-        if len(moves) == 1:
-            return moves[0]
-        return moves[int(rng.random() * len(moves))]  # as the table players draw
+        return _drawn(self.search(board, mark).moves, rng)
 
     def search(self, board: npt.NDArray[np.int8], mark: int) -> SearchResult:
         """Search ``board`` (absolute, row-major) for ``mark``, the side to move."""
@@ -232,3 +242,9 @@ class AlphaBetaPlayer:
         return (f"AlphaBetaPlayer({self.rows}, {self.cols}, {self.win_length}, depth={self.depth}, "
                 f"max_nodes={self.max_nodes}{timed}, radius={self.radius}, width={self.width})")
 
+
+def _drawn(moves: tuple[int, ...], rng: np.random.Generator) -> int:
+    """One of the equally best ``moves``, uniformly, as the table players draw."""
+    if len(moves) == 1:
+        return moves[0]
+    return moves[int(rng.random() * len(moves))]

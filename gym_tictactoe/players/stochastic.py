@@ -28,15 +28,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from gym_tictactoe.players.protocol import GivesProbabilities, gives_probabilities
 from gym_tictactoe.seeding import check_seed
 
 TOLERANCE = 1e-6  # allowed |sum - 1| of a position's probabilities (float32 softmax fits)
 
 
 def offers_probabilities(policy: Any) -> bool:
-    """Whether ``policy`` gives its action probabilities (and can be measured as stochastic)."""
-    return any(callable(getattr(policy, name, None))
-               for name in ("action_probabilities_batch", "action_probabilities"))
+    """Whether ``policy`` gives its action probabilities (and can be measured as stochastic):
+    the capability ``protocol.GivesProbabilities``."""
+    return gives_probabilities(policy)
 
 
 def probabilities_of(policy: Any, observations: npt.NDArray[np.int8],
@@ -44,9 +45,8 @@ def probabilities_of(policy: Any, observations: npt.NDArray[np.int8],
     """``(N, cells)`` checked probabilities of ``policy`` at relative boards ``observations``
     with legal ``masks``: ``action_probabilities_batch`` once if the policy has it, else
     ``action_probabilities`` per board. Each call gets its own copies of the arrays."""
-    batch = getattr(policy, "action_probabilities_batch", None)
-    if callable(batch):
-        probs = _numbers(batch(observations.copy(), masks.copy()))
+    if isinstance(policy, GivesProbabilities):
+        probs = _numbers(policy.action_probabilities_batch(observations.copy(), masks.copy()))
     else:
         rows = [_numbers(policy.action_probabilities(obs.copy(), mask.copy()))
                 for obs, mask in zip(observations, masks, strict=True)]

@@ -17,7 +17,8 @@ from gym_tictactoe.game.symmetry import (
     transform_cells,
     untransform_cells,
 )
-from gym_tictactoe.players.stochastic import offers_probabilities, probabilities_of
+from gym_tictactoe.players.protocol import AnswersBatch, gives_probabilities
+from gym_tictactoe.players.stochastic import probabilities_of
 from gym_tictactoe.seeding import check_seed
 
 __all__ = ["SymmetrizedPolicy"]
@@ -40,7 +41,7 @@ class SymmetrizedPolicy:
 
     def __init__(self, policy: Any, rules: Rules | None = None, *, stochastic: bool = False,
                  seed: int | None = 0) -> None:
-        if not callable(policy) and not offers_probabilities(policy):
+        if not callable(policy) and not gives_probabilities(policy):
             raise ValueError(f"policy must be callable as policy(obs, mask) or offer action "
                              f"probabilities; got {policy!r}")
         own = getattr(policy, "rules", None)
@@ -90,11 +91,11 @@ class SymmetrizedPolicy:
 
     def _answers(self, images: npt.NDArray[np.int8],
                  masks: npt.NDArray[np.int8]) -> npt.NDArray[np.float64]:
-        if offers_probabilities(self.policy):
+        if gives_probabilities(self.policy):
             return probabilities_of(self.policy, images, masks)
-        act_batch = getattr(self.policy, "act_batch", None)
-        if callable(act_batch):
-            moves = list(np.asarray(act_batch(images.copy(), masks.copy())).reshape(-1))
+        if isinstance(self.policy, AnswersBatch):
+            moves = list(np.asarray(self.policy.act_batch(images.copy(), masks.copy()))
+                         .reshape(-1))
         else:
             moves = [self.policy(obs.copy(), mask.copy()) for obs, mask in zip(images, masks,
                                                                                strict=True)]

@@ -9,7 +9,7 @@ one look-up (``vector_opponents.TablePlayer`` / ``MaskPlayer``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import cache
 
 import numpy as np
@@ -20,7 +20,14 @@ from gym_tictactoe.checks import check_flag
 from gym_tictactoe.game import solver
 from gym_tictactoe.game.positions import Position, code_of, from_board
 from gym_tictactoe.players import heuristic
-from gym_tictactoe.players.protocol import BatchPlayer, LoopPlayer, Player, pick
+from gym_tictactoe.players.protocol import (
+    AnswersBatch,
+    BatchPlayer,
+    LoopPlayer,
+    Player,
+    Policy,
+    pick,
+)
 from gym_tictactoe.players.proved import ProvedMoves
 from gym_tictactoe.players.vector_opponents import (
     MaskPlayer,
@@ -28,8 +35,6 @@ from gym_tictactoe.players.vector_opponents import (
     RandomCells,
     TablePlayer,
 )
-
-Policy = Callable[[npt.NDArray[np.int8], npt.NDArray[np.int8]], int]
 
 
 class TableOpponent(Player):
@@ -207,7 +212,8 @@ class PolicyOpponent(Player):
     """Any Policy ``(observation, action_mask) -> action`` (a trained agent) as the opponent.
 
     The policy sees the board as the env's agent does: 1 its own mark, 2 the other's. A policy
-    with ``act_batch(observations, masks)`` answers for a whole batch of boards in one call.
+    that answers a batch (``protocol.AnswersBatch``) answers for a whole batch of boards in one
+    call.
     """
 
     name = "policy"
@@ -226,6 +232,6 @@ class PolicyOpponent(Player):
 
     def _batch(self, num_envs: int, rules: game.Rules,
                agents: npt.NDArray[np.int8]) -> BatchPlayer:
-        if callable(getattr(self.policy, "act_batch", None)):
+        if isinstance(self.policy, AnswersBatch):
             return PolicyPlayer(self, rules, agents)
         return LoopPlayer(self, rules, agents)

@@ -7,8 +7,8 @@ batch. A ``PolicyOpponent`` whose policy has ``act_batch`` is asked once per bat
 gets its batch form from its own ``batch`` method (``players.Player``); the combinators
 (epsilon, mixture) and the board-by-board fallback live with the protocol.
 
-A batch player's ``act(positions, boards, rng)`` gets, for the ``boards`` (indices into the
-batch) that need a reply, their codes (tabled boards) or the whole ``CellBoards`` batch (others).
+A batch player's ``reply(batch, boards, rng)`` gets the env's whole batch (``game.batch.Batch``:
+codes on tabled boards, cells on others) and the indices of the ``boards`` that need a reply.
 """
 
 from __future__ import annotations
@@ -19,18 +19,11 @@ import numpy as np
 import numpy.typing as npt
 
 from gym_tictactoe import game
-from gym_tictactoe.players.protocol import (
-    BatchPlayer,
-    Boards,
-    Cells,
-    LoopPlayer,
-    board_cells,
-    checked_moves,
-)
+from gym_tictactoe.game.batch import Batch, Boards
+from gym_tictactoe.players.protocol import Cells, checked_moves
 
 Codes = npt.NDArray[np.int64]
-VectorOpponent = BatchPlayer  # the earlier name
-__all__ = ["LoopPlayer", "MaskPlayer", "PolicyPlayer", "RandomCells", "TablePlayer"]
+__all__ = ["MaskPlayer", "PolicyPlayer", "RandomCells", "TablePlayer"]
 
 
 class TablePlayer:
@@ -51,7 +44,14 @@ class TablePlayer:
     def reset(self, boards: Boards, rng: np.random.Generator) -> None:
         pass  # a table player keeps no state between moves
 
-    def act(self, codes: Codes, boards: Boards, rng: np.random.Generator) -> Cells:
+    def reply(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells:
+        if batch.codes is None:
+            raise ValueError(f"a table player plays boards with position codes; "
+                             f"the {batch.rules.name} board has none")
+        return self.on_codes(batch.codes[boards], rng)
+
+    def on_codes(self, codes: Codes, rng: np.random.Generator) -> Cells:
+        """The replies at positions ``codes`` (a caller's own array of codes: an agent's)."""
         if self.deterministic:
             return self.order.take(codes * self.n)
         # floor(u * n) with u in [0, 1) is uniform over 0..n-1 (and never n in floating point).
@@ -81,7 +81,7 @@ class MaskPlayer:
     def reset(self, boards: Boards, rng: np.random.Generator) -> None:
         pass
 
-    def act(self, batch: Any, boards: Boards, rng: np.random.Generator) -> Cells:
+    def reply(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells:
         codes = None if batch.codes is None else batch.codes[boards]
         marks = game.SWAP[self.agents[boards]]
         mask = self.opponent.candidates(batch.cells(boards), marks, codes)
@@ -101,17 +101,17 @@ class RandomCells:
     def reset(self, boards: Boards, rng: np.random.Generator) -> None:
         pass
 
-    def act(self, batch: Any, boards: Boards, rng: np.random.Generator) -> Cells:
-        board, n = batch.board, batch.n
+    def reply(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells:
+        n = batch.n
         cells = (rng.random(boards.size) * n).astype(np.intp)
         pending = np.arange(boards.size)
         for _ in range(self.DRAWS):
-            pending = pending[board[boards[pending], cells[pending]] != game.EMPTY]
+            pending = pending[batch.at(boards[pending], cells[pending]) != game.EMPTY]
             if pending.size == 0:
                 return cells.astype(np.int16)
             cells[pending] = (rng.random(pending.size) * n).astype(np.intp)
-        pending = pending[board[boards[pending], cells[pending]] != game.EMPTY]
-        empty = board[boards[pending], :-1] == game.EMPTY
+        pending = pending[batch.at(boards[pending], cells[pending]) != game.EMPTY]
+        empty = batch.cells(boards[pending]) == game.EMPTY
         cells[pending] = np.argmax(rng.random(empty.shape) * empty, axis=1)
         return cells.astype(np.int16)
 
@@ -128,8 +128,8 @@ class PolicyPlayer:
     def reset(self, boards: Boards, rng: np.random.Generator) -> None:
         pass  # a policy keeps no state between episodes
 
-    def act(self, positions: Any, boards: Boards, rng: np.random.Generator) -> Cells:
-        cells = board_cells(self.rules, positions, boards)
+    def reply(self, batch: Batch, boards: Boards, rng: np.random.Generator) -> Cells:
+        cells = batch.cells(boards)
         # The policy's own mark is the agent's opponent's: swap where that is O.
         swap = (self.agents[boards] == game.X)[:, None]
         observations = np.where(swap, game.SWAP[cells], cells).astype(np.int8)

@@ -19,7 +19,7 @@ import pytest
 from zip_helpers import bounded, mutate, mutate_member
 
 from agents.models import load_policy
-from agents.q_learning import QLearningAgent
+from agents.tabular.q_learning import QLearningAgent
 from gym_tictactoe import game
 
 T3 = game.TICTACTOE  # tic-tac-toe's rules
@@ -83,7 +83,9 @@ def test_mutated_q_files_load_correctly_or_are_refused_clearly(tmp_path):
 @pytest.mark.parametrize("algo", ["maskable-ppo", "ppo", "dqn"])
 def test_mutated_sb3_files_load_correctly_or_are_refused_clearly(tmp_path, monkeypatch, algo):
     pytest.importorskip("sb3_contrib")
-    from agents import sb3, sb3_files, sb3_network
+    from agents import sb3
+    from agents.sb3 import files as sb3_files
+    from agents.sb3 import network as sb3_network
 
     env = sb3.make_vec_env(algo, n_envs=1, seed=0)
     small = {} if algo == "dqn" else {"n_steps": 64, "batch_size": 64}  # n_envs=1 divides it

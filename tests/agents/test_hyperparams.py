@@ -30,11 +30,11 @@ def test_every_file_reads_on_every_kind_of_board(algo):
 
 def test_the_default_entries_are_the_defaults_train_py_had():
     from agents import EXPLORING_STARTS
-    from agents.alphazero.run import flat_settings
     from agents.alphazero.training import AlphaZeroSettings
-    from agents.q_focus import ALPHA_EPISODES
-    from agents.q_learning import TRAINING_OPPONENT
-    from agents.run_config import EPISODES, TIMESTEPS
+    from agents.run.alphazero import flat_settings
+    from agents.run.config import EPISODES, TIMESTEPS
+    from agents.tabular.focus import ALPHA_EPISODES
+    from agents.tabular.q_learning import TRAINING_OPPONENT
 
     q = hyperparams.load("q", game.TICTACTOE).values
     assert q == {"episodes": EPISODES, "n_envs": None, "eval_every": None,
@@ -113,7 +113,7 @@ def test_a_flag_that_conflicts_with_the_file_says_where_the_other_value_came_fro
 
 
 def test_3x3_keeps_the_defaults_it_had(tmp_path):
-    from agents.q_learning import TRAINING_OPPONENT
+    from agents.tabular.q_learning import TRAINING_OPPONENT
     from train import parse_args
 
     config = parse_args(["--out", str(tmp_path)])
@@ -219,7 +219,7 @@ def test_device_is_parsed_resolved_and_recorded(tmp_path):
 
 
 def test_auto_picks_cuda_only_where_torch_finds_a_gpu():
-    from agents.run_arguments import resolve_device
+    from agents.run.arguments import resolve_device
 
     assert resolve_device("auto", lambda: True) == "cuda"
     assert resolve_device("auto", lambda: False) == "cpu"

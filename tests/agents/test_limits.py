@@ -125,7 +125,7 @@ def test_optimiser_settings_that_overflow_adamw_are_refused(capsys, flags, messa
 
 
 def test_sb3_n_envs_has_the_model_loaders_limit(capsys):
-    from agents import sb3_files
+    from agents.sb3 import files as sb3_files
 
     assert sb3_files.MAX_N_ENVS is limits.MAX_N_ENVS == 65_536
     assert sb3_files.MAX_BUFFER_BYTES is limits.MAX_BUFFER_BYTES

@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 
 import train
-from agents import EXPLORING_STARTS, q_batched
-from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
+from agents import EXPLORING_STARTS
+from agents.tabular import batched as q_batched
+from agents.tabular.q_learning import TRAINING_OPPONENT, QLearningAgent
 from gym_tictactoe import evaluation
-from gym_tictactoe.env import TicTacToeEnv
-from gym_tictactoe.vector import TicTacToeVectorEnv
+from gym_tictactoe.envs.env import TicTacToeEnv
+from gym_tictactoe.envs.vector import TicTacToeVectorEnv
 
 
 def batched_agent(episodes: int, batch: int = 64, seed: int = 0, **board) -> QLearningAgent:
@@ -117,7 +118,7 @@ def test_an_env_of_another_board_or_kind_is_refused():
 
 
 def test_train_py_trains_q_batched_by_default():
-    from agents.run import q_batch
+    from agents.run.training import q_batch
 
     assert q_batch(train.parse_args(["--no-progress"])) == q_batched.SMALL_BATCH
     assert q_batch(train.parse_args(["--no-progress", "--board", "4x4x3"])) == 4096
@@ -127,7 +128,7 @@ def test_train_py_trains_q_batched_by_default():
 
 def test_train_py_without_exploring_starts_keeps_the_batch_to_the_empty_board(monkeypatch,
                                                                               tmp_path):
-    from agents.run import Checkpointer, train_q
+    from agents.run.training import Checkpointer, train_q
 
     made, make_envs = [], q_batched.make_envs
 

@@ -9,8 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from agents import q_tables
-from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
+from agents.tabular import tables as q_tables
+from agents.tabular.q_learning import TRAINING_OPPONENT, QLearningAgent
 from gym_tictactoe import evaluation, game
 from gym_tictactoe.envs.env import TicTacToeEnv
 

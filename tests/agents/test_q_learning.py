@@ -16,7 +16,7 @@ import pytest
 from zip_helpers import move_central_directory, set_version_needed
 
 import gym_tictactoe  # noqa: F401  (registers TicTacToe-v0)
-from agents.q_learning import (
+from agents.tabular.q_learning import (
     FORMAT,
     TRAINING_OPPONENT,
     QLearningAgent,
@@ -421,7 +421,7 @@ def test_a_broken_zip_structure_is_one_clear_error(saved, damage):
 def test_the_tables_are_checked_against_the_config_board_before_its_index(saved, tmp_path,
                                                                           monkeypatch):
     """A 3x3 file whose config says 4x4x4 built the 4x4x4 index (6.7 s, 626 MB) first."""
-    from agents import q_tables
+    from agents.tabular import tables as q_tables
 
     def refuse(*args, **kwargs):
         raise AssertionError("the board's index was built")

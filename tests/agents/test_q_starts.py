@@ -1,18 +1,19 @@
-"""Starts aimed at the positions still played wrong (agents.q_starts): the wrong positions are
+"""Starts aimed at the positions still played wrong (agents.tabular.starts): the wrong positions are
 the evaluation's blunders, the predecessors are the positions two plies back, the weights keep
 a uniform share, and the vector env draws from them (smoke-sized and seeded)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from bench_helpers import benchmark_module
 
-from agents import EXPLORING_STARTS, q_batched, q_starts
-from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
+from agents import EXPLORING_STARTS
+from agents.tabular import batched as q_batched
+from agents.tabular import starts as q_starts
+from agents.tabular.q_learning import TRAINING_OPPONENT, QLearningAgent
 from gym_tictactoe import evaluation, game
 from gym_tictactoe.game import starts
 
@@ -89,11 +90,7 @@ def test_focus_points_the_envs_random_starts_at_the_wrong_positions():
 
 def q_perfect():
     """benchmarks/q_perfect.py as a module."""
-    path = Path(__file__).parents[2] / "benchmarks" / "q_perfect.py"
-    spec = importlib.util.spec_from_file_location("q_perfect_benchmark", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    return bench
+    return benchmark_module("q_perfect")
 
 
 @pytest.mark.parametrize("extra", [[], ["--self-play", "--refresh-every", "500"]])
@@ -120,10 +117,7 @@ def test_q_perfect_writes_its_json_at_every_checkpoint(tmp_path, monkeypatch, ex
 
 
 def test_q_margins_finds_perfect_play_the_fixed_point_against_the_training_opponent():
-    path = Path(__file__).parents[2] / "benchmarks" / "q_margins.py"
-    spec = importlib.util.spec_from_file_location("q_margins_benchmark", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = benchmark_module("q_margins")
     trained_against = bench.margins(game.TICTACTOE, 0.4, 0.99)  # q_learning's docstring: >= 0.23
     assert trained_against["wrong_at_fixed_point"] == 0
     assert 0.23 <= trained_against["min_margin"] < 0.24
@@ -160,9 +154,9 @@ def test_forget_zeroes_the_visits_of_the_wrong_positions_rows_only():
 @pytest.mark.parametrize("extra", [[], ["--opponent", "self", "--refresh-every", "500"]])
 def test_train_py_aims_its_starts_and_anneals_at_each_checkpoint(tmp_path, extra):
     """train.py --algo q with the flags q_perfect.py measured: the checkpoint's own moves table
-    aims the starts (no second evaluation), the floor follows agents.q_focus' rule, and
+    aims the starts (no second evaluation), the floor follows agents.tabular.focus' rule, and
     results.json's config records the settings."""
-    from agents.run import Checkpointer, train_q
+    from agents.run.training import Checkpointer, train_q
     from train import parse_args
 
     config = parse_args(["--episodes", "2000", "--eval-every", "1000", "--seed", "3",
@@ -190,13 +184,13 @@ def test_train_py_aims_its_starts_and_anneals_at_each_checkpoint(tmp_path, extra
 
 
 def q_pool(config):
-    from agents.run import snapshot_pool
+    from agents.run.training import snapshot_pool
 
     return snapshot_pool(config)
 
 
 def test_without_the_flags_train_py_keeps_uniform_starts_and_its_floor(tmp_path):
-    from agents.run import Checkpointer, train_q
+    from agents.run.training import Checkpointer, train_q
     from train import parse_args
 
     config = parse_args(["--episodes", "1000", "--eval-every", "500", "--no-progress",
@@ -239,7 +233,7 @@ def test_train_py_refuses_bad_steering_flags_in_one_line(argv, message, tmp_path
 
 
 def test_focus_settings_are_checked_where_they_are_made():
-    from agents.q_focus import Focus, annealed_alpha
+    from agents.tabular.focus import Focus, annealed_alpha
 
     with pytest.raises(ValueError, match=r"share \+ back_share \+ ahead_share must be a number "
                                          r"in \[0, 1\] \(the rest"):

@@ -1,5 +1,5 @@
-"""agents.run and its run folder: numbered folders never overwritten, written whole or not at
-all, one line and exit 3 when outputs cannot be written, checkpoints by games on big boards,
+"""agents.run.training and its run folder: numbered folders never overwritten, written whole or
+not at all, one line and exit 3 when outputs cannot be written, checkpoints by games on big boards,
 and the learning curve's picture (train.py run as a process: tests/e2e/test_run_processes.py).
 """
 
@@ -12,7 +12,7 @@ import os
 import pytest
 from train_helpers import TINY
 
-from agents.run_folder import (
+from agents.run.folder import (
     LOCK,
     STATE,
     RunFolder,
@@ -46,8 +46,8 @@ def _no_space(*args, **kwargs):
 
 @pytest.mark.parametrize(("target", "what"), [
     ("matplotlib.figure.Figure.savefig", "learning_curve.png"),
-    ("agents.q_files.write", "model.npz"),
-    ("agents.run.write_json", "results.json"),
+    ("agents.tabular.files.write", "model.npz"),
+    ("agents.run.training.write_json", "results.json"),
 ])
 def test_a_full_disk_is_one_line_exit_3_and_leaves_nothing(tmp_path, monkeypatch, capsys,
                                                          target, what):
@@ -63,7 +63,7 @@ def test_a_full_disk_is_one_line_exit_3_and_leaves_nothing(tmp_path, monkeypatch
 
 
 def test_a_full_disk_before_training_is_exit_3_too(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr("agents.run_folder.tempfile.mkdtemp", _no_space)
+    monkeypatch.setattr("agents.run.folder.tempfile.mkdtemp", _no_space)
     out = tmp_path / "runs"
     assert train_main("--out", str(out)) == 3
     assert capsys.readouterr().err.splitlines() == [
@@ -186,7 +186,7 @@ def test_the_sb3_progress_bar_counts_to_what_is_trained_and_closes(monkeypatch):
     from stable_baselines3.common import callbacks
 
     from agents import sb3
-    from agents.run_sb3 import ProgressBar, timesteps_trained
+    from agents.run.sb3 import ProgressBar, timesteps_trained
 
     bars = []
 
@@ -236,7 +236,7 @@ def test_the_curve_names_board_and_algorithm_marks_perfect_play_and_keeps_its_le
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from agents.run_plot import figure
+    from agents.run.plot import figure
     from train import parse_args
 
     config = parse_args(["--board", "3x4x3", "--out", "runs"])

@@ -25,7 +25,9 @@ from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_suppo
 from stable_baselines3.common.monitor import Monitor
 from zip_helpers import move_central_directory, set_version_needed
 
-from agents import sb3, sb3_files, sb3_policy
+from agents import sb3
+from agents.sb3 import files as sb3_files
+from agents.sb3 import policy as sb3_policy
 from gym_tictactoe import evaluation, game
 from gym_tictactoe.envs.wrappers import OneHotObservation
 
@@ -643,7 +645,7 @@ def test_a_canonical_model_is_evaluated_and_reloaded_through_canonical_boards(tm
 
 def test_load_policy_refuses_stochastic_where_there_is_no_distribution(trained, tmp_path):
     from agents.models import load_policy
-    from agents.q_learning import QLearningAgent
+    from agents.tabular.q_learning import QLearningAgent
 
     table = QLearningAgent(seed=0).save(tmp_path / "q.npz")
     with pytest.raises(ValueError, match="Q-table, which plays its greedy move"):

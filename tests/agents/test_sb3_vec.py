@@ -14,7 +14,7 @@ from stable_baselines3 import PPO
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from agents.sb3_vec import TicTacToeSB3VecEnv
+from agents.sb3.vec_env import TicTacToeSB3VecEnv
 from gym_tictactoe import game
 from gym_tictactoe.envs.env import TicTacToeEnv
 from gym_tictactoe.envs.wrappers import OneHotObservation

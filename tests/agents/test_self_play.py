@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from bench_helpers import benchmark_module
 
-from agents.q_learning import QLearningAgent
 from agents.self_play import SnapshotPool, train_q
+from agents.tabular.q_learning import QLearningAgent
 from gym_tictactoe import evaluation, game
 from gym_tictactoe.envs.env import TicTacToeEnv
 from gym_tictactoe.players.opponents import MixtureOpponent
@@ -164,11 +163,7 @@ def test_envs_holding_the_pool_opponent_see_each_refresh_at_once():
 
 def _benchmark():
     """benchmarks/self_play.py as a module."""
-    spec = importlib.util.spec_from_file_location(
-        "self_play_benchmark", Path(__file__).parents[2] / "benchmarks" / "self_play.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    return bench
+    return benchmark_module("self_play")
 
 
 @pytest.mark.slow

@@ -47,12 +47,14 @@ def test_the_front_page_states_each_figure_and_the_command_its_file_records(tabl
     # PPO seed 1 was perfect at 260,032 timesteps: "within 260k" was not true.
     assert "| perfect after 60,000\N{EN DASH}260,032 timesteps |" in summary
     elo = tables.load(tables.RESULTS, "elo_6x6x4.json")["command"]
+    # Written before the runner: shown as the runner's command for the same benchmark.
     assert elo.startswith("python benchmarks/elo.py --board 6x6x4 --model ")
-    assert f"`{elo.partition(' --out ')[0]}`" in summary
-    aimed = ("`python benchmarks/q_perfect.py --board 4x4x3 --seed S --eval-every 2000000 "
+    shown = elo.partition(" --out ")[0].replace("benchmarks/elo.py", "-m benchmarks elo")
+    assert f"`{shown}`" in summary and "benchmarks/elo.py" not in summary
+    aimed = ("`python -m benchmarks q_perfect --board 4x4x3 --seed S --eval-every 2000000 "
              "--minutes 14/9/9 --focus-share 0.5 --back-share 0.2 --alpha-end 0.01 "
              "--alpha-episodes 40000000`")
-    assert aimed in summary and "`python benchmarks/q_perfect.py` |" not in summary
+    assert aimed in summary and "`python -m benchmarks q_perfect` |" not in summary
 
 
 def test_recorded_commands_merge_per_seed_and_keep_apart_what_differs():
@@ -128,7 +130,7 @@ def test_the_elo_table_names_alphazero_by_its_training_and_marks_one_sided_ratin
     assert tables.search_tables.elo_rows(results) == [[
         "AlphaZero (search of 100 simulations) against `alphabeta` (2,000 positions a move), 6x6x4",
         "+400 Elo on 6x6x4 after 45 min of training",
-        "`python benchmarks/elo.py --board 6x6x4 --minutes 45`"]]
+        "`python -m benchmarks elo --board 6x6x4 --minutes 45`"]]
 
 
 @pytest.mark.parametrize("name, option", [("training", "out"), ("q_boards", "out"),
@@ -185,7 +187,7 @@ def test_speed_reports_each_group(monkeypatch, capsys):
 
 
 def test_numerics_say_which_kernels_and_threads_ran():
-    from agents import numerics
+    from agents.run import numerics
 
     found = numerics.numerics()
     assert found["cpu"] and found["cpus"] == os.cpu_count()

@@ -376,7 +376,7 @@ def test_evaluating_a_folder_says_so(tmp_path, capsys):
 
 
 def _q_model(path: Path, episodes: int, **board) -> Path:
-    from agents.q_learning import QLearningAgent
+    from agents.tabular.q_learning import QLearningAgent
     from gym_tictactoe.envs.env import TicTacToeEnv
 
     agent = QLearningAgent(seed=0, **board)

@@ -129,7 +129,7 @@ def test_a_model_takes_no_other_option(model, capsys, option):
 
 
 def test_simulations_for_a_model_without_search_are_refused(tmp_path, capsys, monkeypatch):
-    from agents.q_learning import QLearningAgent
+    from agents.tabular.q_learning import QLearningAgent
 
     q = QLearningAgent(seed=0).save(tmp_path / "q.npz")
     sb3 = tmp_path / "sb3.zip"
@@ -176,20 +176,10 @@ def test_model_specs(spec, path, simulations):
 
 
 def test_search_exact_measures_a_model_with_search_and_appends(model, tmp_path):
-    import importlib.util
     import json
-    import sys
-    from pathlib import Path
 
-    benchmarks = Path(__file__).resolve().parents[2] / "benchmarks"
-    sys.path.insert(0, str(benchmarks))
-    try:
-        spec = importlib.util.spec_from_file_location("search_exact_under_test",
-                                                      benchmarks / "search_exact.py")
-        search_exact = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(search_exact)
-    finally:
-        sys.path.remove(str(benchmarks))
+    from benchmarks import search_exact
+
     out = tmp_path / "search_exact.json"
     assert search_exact.main(["--boards", "3x3x3", "--players", "alphabeta",
                               "--out", str(out)]) == 0
@@ -204,20 +194,10 @@ def test_search_exact_measures_a_model_with_search_and_appends(model, tmp_path):
 
 
 def test_search_exact_keeps_a_player_s_moves_to_resume(tmp_path):
-    import importlib.util
     import json
-    import sys
-    from pathlib import Path
 
-    benchmarks = Path(__file__).resolve().parents[2] / "benchmarks"
-    sys.path.insert(0, str(benchmarks))
-    try:
-        spec = importlib.util.spec_from_file_location("search_exact_cache_test",
-                                                      benchmarks / "search_exact.py")
-        search_exact = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(search_exact)
-    finally:
-        sys.path.remove(str(benchmarks))
+    from benchmarks import search_exact
+
     player, cache = "mcts:max_simulations=50,seed=0", tmp_path / "moves"
     runs = []
     for _ in range(2):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from train_helpers import TINY
 
-from agents.run_folder import run_folders
+from agents.run.folder import run_folders
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_two_runs_at_once_each_keep_their_own_files(tmp_path):
     """Issue 16.6: two runs of one name at once once mixed their results.json and model. About
     6 s: two train.py processes, long enough to overlap."""
-    from agents.q_learning import QLearningAgent
+    from agents.tabular.q_learning import QLearningAgent
     from gym_tictactoe.evaluation import evaluate
 
     runs = [subprocess.Popen([sys.executable, str(ROOT / "train.py"), *TINY, "--episodes",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.run_folder import LOCK, RunFolder
+from agents.run.folder import LOCK, RunFolder
 
 ROOT = Path(__file__).resolve().parents[2]
 # SIGINT as a terminal's Ctrl-C, even where the test runner was started with SIGINT ignored

@@ -104,7 +104,7 @@ def test_tabular_self_play_run_records_its_pool(tmp_path):
 
 
 def test_self_play_starts_from_snapshot_files_of_its_own_board_only(tmp_path):
-    from agents.q_learning import QLearningAgent
+    from agents.tabular.q_learning import QLearningAgent
 
     small = QLearningAgent(seed=0).save(tmp_path / "small.npz")
     big = QLearningAgent(rows=3, cols=4, win_length=3).save(tmp_path / "big.npz")
@@ -125,7 +125,7 @@ def test_self_play_starts_from_snapshot_files_of_its_own_board_only(tmp_path):
 
 def test_env_options_follow_the_flags(tmp_path):
     from agents import EXPLORING_STARTS
-    from agents.run_config import env_options
+    from agents.run.config import env_options
     from train import parse_args
 
     defaults = {"canonical": True, "start": "random", "start_probability": 0.75}
@@ -238,7 +238,7 @@ def load_train_module(monkeypatch):
 
 @pytest.mark.parametrize("failure", [RuntimeError("boom"), KeyboardInterrupt()])
 def test_a_failed_run_leaves_no_folder(tmp_path, monkeypatch, failure):
-    from agents import run
+    from agents.run import training as run
 
     train = load_train_module(monkeypatch)
 
@@ -328,7 +328,7 @@ def test_evaluations_on_boards_over_12_cells_are_announced(tmp_path, algo, budge
 
 
 def test_the_announcer_writes_above_the_progress_bar_on_big_boards_only(tmp_path, monkeypatch):
-    from agents.run import announcer
+    from agents.run.training import announcer
     from train import parse_args
 
     class Buffered(io.StringIO):  # stdout into a file: nothing shows until a flush

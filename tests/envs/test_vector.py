@@ -24,6 +24,7 @@ from gym_tictactoe.envs.env import TicTacToeEnv
 from gym_tictactoe.envs.options import WINNER_NAMES
 from gym_tictactoe.envs.vector import TicTacToeVectorEnv, memory_needed, vectorize_opponent
 from gym_tictactoe.game import solver, starts
+from gym_tictactoe.game.batch import new_batch
 from gym_tictactoe.players import heuristic
 from gym_tictactoe.players.opponents import (
     EpsilonOpponent,
@@ -426,7 +427,9 @@ def replies(opponent: Any, codes: np.ndarray, seed: int = 0) -> np.ndarray:
     player = vectorize_opponent(opponent, len(codes), T3)
     boards, rng = np.arange(len(codes)), np.random.default_rng(seed)
     player.reset(boards, rng)
-    return player.act(codes.astype(np.int64), boards, rng)
+    batch = new_batch(T3, len(codes), np.full(len(codes), game.X, dtype=np.int8))
+    batch.place(boards, T3.cells_of(codes), codes.astype(np.int64))
+    return player.reply(batch, boards, rng)
 
 
 def test_minimax_replies_are_solver_best_and_break_ties_at_random():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from missing_packages import run_without
 
-from agents.q_learning import QLearningAgent
+from agents.tabular.q_learning import QLearningAgent
 from gym_tictactoe import cli, game
 from gym_tictactoe.envs.env import TicTacToeEnv
 from gym_tictactoe.evaluation import UniformPolicy, evaluate, policy_report

@@ -235,7 +235,7 @@ def test_a_pipe_put_in_place_while_we_write_is_not_replaced(tmp_path, writes_sta
 
 @needs_fifo
 def test_a_q_agent_saved_onto_a_link_to_a_pipe_is_refused(tmp_path, writes_stay_in):
-    from agents.q_learning import QLearningAgent
+    from agents.tabular.q_learning import QLearningAgent
 
     os.mkfifo(tmp_path / "pipe")
     (tmp_path / "agent.npz").symlink_to(tmp_path / "pipe")

@@ -12,7 +12,6 @@ and 10), as have the escapes the fuzz itself found.
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
@@ -21,7 +20,6 @@ import numpy as np
 import pytest
 from zip_helpers import bounded
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 SEED = 29  # not the benchmark's 0: the tests and the benchmark cover different mutants
 COUNTS = {"q": 30, "sb3": 30, "alphazero": 40, "checkpoint": 40, "cache": 60}
 PEAK_BYTES = 64 * 2**20  # the originals: a 1.4 MB Q-table twice, a few KB for the others
@@ -31,14 +29,9 @@ HANG_SECONDS = 30
 @pytest.fixture(scope="module")
 def fuzz() -> SimpleNamespace:
     """benchmarks/mutants.py and fuzz_targets.py, imported as the benchmark imports them."""
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import fuzz as benchmark
-        import fuzz_targets
-        import mutants
-    finally:
-        while str(BENCHMARKS) in sys.path:  # fuzz.py adds it too, as every benchmark does
-            sys.path.remove(str(BENCHMARKS))
+    from benchmarks import fuzz as benchmark
+    from benchmarks import fuzz_targets, mutants
+
     return SimpleNamespace(benchmark=benchmark, targets=fuzz_targets, mutants=mutants, made={})
 
 

@@ -58,6 +58,51 @@ def test_move_values_give_the_table_solvers_value_keeping_moves():
         assert keeping == solver.value_keeping_moves(code, rules)
 
 
+def _boards(cells: range) -> list[tuple[int, int, int]]:
+    """Every board with a cell count in ``cells`` (both orientations, every win length)."""
+    return [(r, c, k) for r in range(1, max(cells) + 1) for c in range(1, max(cells) + 1)
+            if r * c in cells for k in range(1, max(r, c) + 1)]
+
+
+def test_batched_values_agree_on_every_position_of_every_board_of_at_most_6_cells():
+    for size in _boards(range(1, 7)):
+        rules = game.rules(*size)
+        prover = Prover(rules, table_bytes=SMALL_TABLE, small=True)
+        assert prover.values(rules.reachable).tolist() == \
+            _stm_values(rules, rules.reachable).tolist(), size
+
+
+def test_batched_values_agree_on_a_seeded_sample_of_boards_of_7_to_10_cells():
+    boards = _boards(range(7, 11))
+    rng = np.random.default_rng(26)
+    for i in rng.choice(len(boards), 8, replace=False):
+        rules = game.rules(*boards[i])
+        codes = _sample(rules, 2000, seed=int(i))
+        prover = Prover(rules, table_bytes=SMALL_TABLE, small=True)
+        assert prover.values(codes).tolist() == _stm_values(rules, codes).tolist(), boards[i]
+
+
+def test_batched_values_are_the_single_answers_and_unknown_past_the_budget():
+    rules = game.rules(3, 4, 3)
+    codes = _sample(rules, 300, seed=5)
+    single, batch = (Prover(rules, table_bytes=SMALL_TABLE, small=True) for _ in range(2))
+    assert batch.values(codes).tolist() == [single.value(int(code)) for code in codes]
+    # The budget is the batch's: enough for the sample, not for the empty board after it.
+    short = Prover(rules, budget=batch.nodes, table_bytes=SMALL_TABLE, small=True)
+    got = short.values(np.array([*codes, game.EMPTY_BOARD]))
+    assert got[:-1].tolist() == _stm_values(rules, codes).tolist()
+    assert got[-1] == 2  # unknown, never a guess
+
+
+def test_batched_values_refuse_impossible_positions():
+    prover = Prover(game.rules(3, 3, 3), table_bytes=SMALL_TABLE, small=True)
+    encode = game.TICTACTOE.encode
+    with pytest.raises(ValueError, match="no game reaches"):
+        prover.values([encode([1, 1, 0, 0, 0, 0, 0, 0, 0])])
+    with pytest.raises(ValueError, match="side to move has a line"):
+        prover.values([encode([1, 1, 1, 2, 2, 2, 0, 0, 0])])  # X to move, O has a line
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("k", [3, 4])
 def test_prover_agrees_on_four_by_four(k):
@@ -199,3 +244,24 @@ def test_the_benchmark_checks_agreement_and_writes_only_to_out(tmp_path, capsys)
         ("3x3x3", False, 0), ("2x6x3", False, 0)]
     assert runs[0]["positions"] == 1000 and runs[0]["reachable"] == 5478
     assert not list(tmp_path.glob("*.tmp*"))
+
+
+def test_the_agreement_benchmark_checks_every_position_by_default(tmp_path, capsys):
+    import json
+
+    bench = benchmark_module("proofs")
+    boards = bench.every_board()
+    assert len(boards) == len(set(boards)) == len(_boards(range(1, 17))) - 2 * 16  # no 1x16
+    assert {"1x1x1", "4x4x4", "2x8x8", "8x2x8", "1x15x15"} <= set(boards)
+    out = tmp_path / "agreement.json"
+    assert bench.main(["--agreement", "--boards", "1x1x1", "2x3x2", "3x2x3",
+                       "--out", str(out)]) == 0
+    runs = json.loads(out.read_text())["runs"]
+    assert [(r["board"], r["all_positions"], r["disagreements"], r["first_disagreements"])
+            for r in runs] == [("1x1x1", True, 0, []), ("2x3x2", True, 0, []),
+                               ("3x2x3", True, 0, [])]
+    assert [r["positions"] for r in runs] == [r["reachable"] for r in runs]
+    assert runs[1]["positions"] == len(game.rules(2, 3, 2).reachable)
+    with pytest.raises(SystemExit):
+        bench.main(["--agreement", "--boards", "5x5x4"])
+    assert "at most 16 cells" in capsys.readouterr().err

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 import gym_tictactoe  # noqa: F401  (registers the env)
-from gym_tictactoe import game, solver
-from gym_tictactoe.opponents import make_opponent, parse_opponent
+from gym_tictactoe import game
+from gym_tictactoe.game import solver
 from gym_tictactoe.players.mcts import MCTSPlayer, RolloutEvaluator, Tree
 from gym_tictactoe.players.mcts_board import SearchBoard, Stream
+from gym_tictactoe.players.opponents import make_opponent, parse_opponent
 
 
 def _tree(rules: game.Rules, code: int, rng: np.random.Generator, **kwargs) -> Tree:

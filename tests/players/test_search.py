@@ -4,14 +4,13 @@ the scratch position's bookkeeping."""
 
 from __future__ import annotations
 
-import importlib.util
 from functools import cache
 from itertools import pairwise
 from operator import itemgetter
-from pathlib import Path
 
 import numpy as np
 import pytest
+from bench_helpers import benchmark_module
 
 from gym_tictactoe import game
 from gym_tictactoe.game import solver
@@ -444,10 +443,7 @@ def test_a_moves_gain_is_the_evaluation_it_leads_to():
 
 def test_the_benchmark_measures_times_and_results():
     """benchmarks/alphabeta.py, which benchmarks/speed.py calls, on a tiny run."""
-    spec = importlib.util.spec_from_file_location(
-        "alphabeta_benchmark", Path(__file__).parents[2] / "benchmarks" / "alphabeta.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = benchmark_module("alphabeta")
     results = bench.measure(boards=((5, 5, 4),), count=6, games=4, seed=0)
     entry = results["5x5x4"]
     assert entry["reply"]["positions"] == 6 and entry["reply"]["median_ms"] > 0

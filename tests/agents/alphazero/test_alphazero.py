@@ -188,7 +188,7 @@ def test_damaged_files_are_refused_in_one_line(tmp_path, change, message):
 
 
 def test_another_algorithms_file_is_refused(tmp_path):
-    from agents.q_learning import QLearningAgent
+    from agents.tabular.q_learning import QLearningAgent
 
     path = QLearningAgent(seed=0).save(tmp_path / "q.npz")
     with pytest.raises(ValueError, match="not an AlphaZero model file: it holds"):
@@ -253,7 +253,7 @@ def test_train_py_refuses_an_opponent_for_alphazero(capsys):
 
 def test_load_policy_refuses_search_for_other_models(tmp_path):
     from agents.models import load_policy
-    from agents.q_learning import QLearningAgent
+    from agents.tabular.q_learning import QLearningAgent
 
     path = QLearningAgent(seed=0).save(tmp_path / "q.npz")
     with pytest.raises(ValueError, match="q model, which has no search"):

@@ -15,10 +15,10 @@ from train_helpers import usage_error
 
 import train
 from agents.alphazero import AlphaZeroSettings, PlaySettings, Trainer, files
-from agents.alphazero import run as az_run
 from agents.alphazero.network import NetworkSettings
 from agents.alphazero.state import STATE_FILE, load_state, save_state
 from agents.alphazero.training import Schedule
+from agents.run import alphazero as az_run
 from gym_tictactoe import game
 
 SMALL = AlphaZeroSettings(play=PlaySettings(simulations=4), network=NetworkSettings(8, 1),
@@ -93,7 +93,7 @@ def test_train_py_resumes_an_interrupted_run_into_the_same_folder(tmp_path, monk
 
 def test_a_run_that_is_training_cannot_be_resumed_by_a_second_process(tmp_path, monkeypatch,
                                                                       capsys):
-    from agents.run_folder import LOCK
+    from agents.run.folder import LOCK
 
     real, refused = az_run.save_state, []
 
@@ -155,7 +155,7 @@ def test_the_bar_of_a_run_that_stops_at_perfect_play_shows_no_total_or_time_left
 
 
 def test_the_run_folder_knows_the_state_file_by_name():
-    from agents.run_folder import STATE
+    from agents.run.folder import STATE
 
     assert STATE == STATE_FILE
 
@@ -357,19 +357,9 @@ def test_schedule_needs_a_budget_and_keeps_its_multiples():
 
 def test_the_long_run_benchmark_starts_resumes_or_only_collects(tmp_path, monkeypatch):
     import argparse
-    import importlib.util
-    import sys
-    from pathlib import Path
 
-    benchmarks = Path(__file__).resolve().parents[3] / "benchmarks"
-    sys.path.insert(0, str(benchmarks))
-    try:
-        spec = importlib.util.spec_from_file_location("alphazero_long_under_test",
-                                                      benchmarks / "alphazero_long.py")
-        long = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(long)
-    finally:
-        sys.path.remove(str(benchmarks))
+    from benchmarks import alphazero_long as long
+
     args = argparse.Namespace(board="3x3x3", minutes=1.0, eval_minutes=0.5, resume=True,
                               learning_rate=None)
     fresh = long.command_for(args, 0, tmp_path)

@@ -3,13 +3,13 @@
 ``train.py`` is a thin command line over :func:`run` (as rl_zoo3's ``train.py`` is over
 ``rl_zoo3.train``). The pieces:
 
-* :class:`~agents.run_config.RunConfig`, frozen: what the run is asked to do;
+* :class:`~agents.run.config.RunConfig`, frozen: what the run is asked to do;
 * one trainer per kind of algorithm, :func:`train_q` (tabular) and :func:`train_sb3`, each with
   its self-play variant;
-* one :class:`Checkpointer`, which both call: it evaluates the policy (exactly where the board is
-  solved, else seeded games against the built-in players), records the learning-curve entry and
-  says when to stop (perfect play);
-* one writer of the run folder, :class:`~agents.run_folder.RunFolder`: whole or not at all.
+* one :class:`~agents.run.checkpoint.Checkpointer`, which every trainer calls: it evaluates the
+  policy (exactly where the board is solved, else seeded games against the built-in players),
+  records the learning-curve entry and says when to stop (perfect play);
+* one writer of the run folder, :class:`~agents.run.folder.RunFolder`: whole or not at all.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import json
 import platform
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import asdict
 from functools import partial
 from importlib import metadata
@@ -27,97 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from agents import EXPLORING_STARTS
-from agents.numerics import numerics
-from agents.run_config import (
-    CHECKPOINT_GAMES,
-    CHECKPOINT_OPPONENTS,
-    UNSOLVED_OPPONENT,
-    RunConfig,
-    Trained,
-    env_options,
-)
-from agents.run_folder import RunFolder
-from gym_tictactoe.evaluation.report import (
-    checkpoint_message,
-    checkpoint_result,
-    curve_entry,
-    evaluating_message,
-    format_summary,
-    games_entry,
-    summarize,
-)
+from agents.run.checkpoint import Checkpointer, announcer
+from agents.run.config import UNSOLVED_OPPONENT, RunConfig, Trained, env_options
+from agents.run.folder import RunFolder
+from agents.run.numerics import numerics
+from gym_tictactoe.evaluation.report import evaluating_message, format_summary, summarize
 from gym_tictactoe.extras import MissingExtra
 from gym_tictactoe.files import atomic_path
-
-Announce = Callable[[str], Any]
-
-
-class Checkpointer:
-    """At each checkpoint: measure the policy, record the learning-curve entry, say whether to
-    stop. Exact where ``config.board`` is solved (stop once play is perfect), else
-    ``CHECKPOINT_GAMES`` seeded games per seat against each of ``CHECKPOINT_OPPONENTS`` (never
-    stops: no game count proves perfect play)."""
-
-    def __init__(self, config: RunConfig, announce: Announce | None = None) -> None:
-        self.config, self.announce = config, announce
-        self.curve: list[dict[str, Any]] = []
-        self.start = time.perf_counter()
-        self.state_file: Path | None = None  # where a trainer that can resume saves its state
-        self.folder: RunFolder | None = None  # the run folder state_file is in
-        # Tabular Q with --focus-share or --alpha-end: an ``agents.q_focus.Steering``, given
-        # each exact checkpoint's moves table (set by train_q once its vector env exists).
-        self.steer: Callable[[Any, Any, int], dict[str, Any]] | None = None
-
-    def resume(self, curve: list[dict[str, Any]], seconds: float) -> None:
-        """Continue a resumed run's ``curve`` and its clock from the ``seconds`` it had run."""
-        self.curve = list(curve)
-        self.start = time.perf_counter() - seconds
-
-    def writing(self, what: str) -> contextlib.AbstractContextManager:
-        """Where the trainer saves its state: an OSError (a full disk) as the run folder's
-        one-line OutputError, as for the run's other files."""
-        return contextlib.nullcontext() if self.folder is None else self.folder.writing(what)
-
-    @property
-    def seconds(self) -> float:
-        """Seconds since the run started (earlier sittings of a resumed run included)."""
-        return time.perf_counter() - self.start
-
-    def __call__(self, policy: Any, count: int, *, setting: dict[str, Any] | None = None,
-                 **clocks: float) -> bool:
-        """Checkpoint ``policy`` after ``count`` episodes or timesteps (``clocks``: other
-        measures of the run so far to record, such as AlphaZero's ``train_seconds``, rounded
-        to milliseconds; ``setting``: what it trains with now, recorded as it is, such as
-        AlphaZero's learning rate); True: stop training."""
-        config, say = self.config, self.announce
-        games = None if config.exact else (CHECKPOINT_GAMES, CHECKPOINT_OPPONENTS)
-        if say is not None:
-            say(checkpoint_message(count, config.clock, config.board, games))
-        clock = {config.clock: int(count), **clocks, "seconds": self.seconds}
-        if config.exact:
-            entry = self._exact(policy, int(count), clock)
-        else:
-            entry = games_entry(policy, CHECKPOINT_GAMES, CHECKPOINT_OPPONENTS, config.seed,
-                                **clock)
-        self.curve.append({**entry, **(setting or {})})
-        if say is not None:
-            say(checkpoint_result(entry))
-        return bool(entry.get("perfect", False))
-
-    def _exact(self, policy: Any, count: int, clock: dict[str, float]) -> dict[str, Any]:
-        """The exact curve entry; with ``steer``, steered from the same moves table."""
-        if self.steer is None:
-            from gym_tictactoe.evaluation import evaluate
-
-            return curve_entry(evaluate(policy), **clock)
-        from agents.q_focus import evaluate as evaluate_moves
-
-        report, moves = evaluate_moves(policy)
-        return {**curve_entry(report, **clock), **self.steer(policy, moves, count)}
-
-    @property
-    def first_perfect(self) -> int | None:
-        return next((e[self.config.clock] for e in self.curve if e.get("perfect")), None)
 
 
 def default_opponent(config: RunConfig, algorithm_default: str) -> str:
@@ -130,11 +45,11 @@ def default_opponent(config: RunConfig, algorithm_default: str) -> str:
 
 def train_q(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trained:
     """Tabular Q-learning (against ``pool`` in self-play) until perfect play or the budget, on
-    a batch of boards at once (``agents.q_batched``), its starts aimed and its learning rate
-    annealed at each checkpoint as ``config.q_focus`` says (``agents.q_focus``)."""
-    from agents import q_batched
-    from agents.q_focus import Focus, Steering
-    from agents.q_learning import TRAINING_OPPONENT, QLearningAgent
+    a batch of boards at once (``agents.tabular.batched``), its starts aimed and its learning rate
+    annealed at each checkpoint as ``config.q_focus`` says (``agents.tabular.focus``)."""
+    from agents.tabular import batched as q_batched
+    from agents.tabular.focus import Focus, Steering
+    from agents.tabular.q_learning import TRAINING_OPPONENT, QLearningAgent
 
     opponent, board = default_opponent(config, TRAINING_OPPONENT), config.board.kwargs
     options = env_options(config, EXPLORING_STARTS)
@@ -160,18 +75,18 @@ def train_q(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Tr
 
 def q_batch(config: RunConfig) -> int:
     """Boards per step of Q-learning's batched trainer: ``n_envs``, else the board's default
-    (``agents.q_batched.default_batch``)."""
-    from agents import q_batched
+    (``agents.tabular.batched.default_batch``)."""
+    from agents.tabular import batched as q_batched
 
     return config.n_envs or q_batched.default_batch(config.board.n_cells)
 
 
 def train_sb3(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trained:
     """An SB3 algorithm (against ``pool`` in self-play), with SB3's progress bar counting to
-    the timesteps SB3 trains (``agents.run_sb3.timesteps_trained``: the budget rounded up)."""
+    the timesteps SB3 trains (``agents.run.sb3.timesteps_trained``: the budget rounded up)."""
     from agents import sb3
-    from agents.run_sb3 import ProgressBar, checkpoint_callback, timesteps_trained
-    from agents.sb3_files import save_model
+    from agents.run.sb3 import ProgressBar, checkpoint_callback, timesteps_trained
+    from agents.sb3.files import save_model
     from gym_tictactoe.seeding import check_seed
 
     algo, opponent = config.algo, default_opponent(config, sb3.CURRICULUM)
@@ -206,8 +121,8 @@ def train_sb3(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> 
 
 
 def train_alphazero(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trained:
-    """AlphaZero self-play (``agents.alphazero.run``; torch is imported only here)."""
-    from agents.alphazero.run import train
+    """AlphaZero self-play (``agents.run.alphazero``; torch is imported only here)."""
+    from agents.run.alphazero import train
 
     return train(config, checkpoint, pool)
 
@@ -228,26 +143,6 @@ def snapshot_pool(config: RunConfig) -> Any:
     for path in given.snapshots:
         pool.add_file(path)
     return pool
-
-
-def announcer(config: RunConfig) -> Announce | None:
-    """How to say that a checkpoint runs and what it found: without a progress bar, printed
-    lines (on every board: the only sign of life of a run that takes minutes); with one, on
-    boards over 12 cells (seconds each, the bar standing still meanwhile), a line above the bar
-    (tqdm's, or SB3's rich one, which passes printed lines through); else None, the bar alone
-    (checkpoints take milliseconds)."""
-    if not config.progress:
-        return partial(print, flush=True)
-    return None if config.board.tabled else write_above_bar
-
-
-def write_above_bar(text: str) -> None:
-    """``tqdm.write``, flushed: into a file or a pipe, stdout is block-buffered, and a long run's
-    checkpoint lines would otherwise show only at its end."""
-    from tqdm import tqdm
-
-    tqdm.write(text, file=sys.stdout)
-    sys.stdout.flush()
 
 
 def run(config: RunConfig, folder: RunFolder, pool: Any = None) -> Path:
@@ -302,7 +197,7 @@ def _run(config: RunConfig, folder: RunFolder, pool: Any) -> Path:
 
 def _state_file(folder: RunFolder) -> Path:
     """Where a run that can resume (AlphaZero) saves its state at each checkpoint: in its run
-    folder, reserved now (``agents.run_folder``), so that a killed run keeps it."""
+    folder, reserved now (``agents.run.folder``), so that a killed run keeps it."""
     from agents.alphazero.state import STATE_FILE
 
     final = folder.final or folder.reserve()
@@ -315,7 +210,7 @@ def _state_file(folder: RunFolder) -> Path:
 def _plot(config: RunConfig, folder: RunFolder, curve: list[dict[str, Any]],
           perfect_results: dict[str, str] | None) -> bool:
     """The learning curve's PNG, or a one-line warning when matplotlib is missing."""
-    from agents.run_plot import plot_curve
+    from agents.run.plot import plot_curve
 
     try:
         with folder.writing("learning_curve.png"):
@@ -329,7 +224,8 @@ def _plot(config: RunConfig, folder: RunFolder, curve: list[dict[str, Any]],
 
 def _evaluation_threads(algo: str) -> contextlib.AbstractContextManager:
     """One torch thread for an SB3 model's final evaluation, as for its training: torch's
-    default (every core) made it several times slower on 2 busy cores (77 s of a 117 s run)."""
+    default (every core) made it several times slower on 2 busy cores (docs/figures.md, "What
+    the figures depend on")."""
     if algo == "q":
         return contextlib.nullcontext()
     from agents.sb3 import torch_threads

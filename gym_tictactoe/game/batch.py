@@ -1,4 +1,6 @@
-"""The positions of a batch of boards, in the two forms of one engine (``game.Rules``).
+"""The positions of a batch of boards, in the two forms of one engine (``game.Rules``): a
+:data:`Batch`, as :mod:`.positions`' ``Position`` is one board's. The vector env keeps one and
+hands it to its opponent's batch player with the indices of the boards that need a reply.
 
 - :class:`CodeBoards` (boards of at most ``game.TABLE_CELLS`` cells, 3x3 among them): one int64
   code per board, and every rule of the game is one look-up over the whole batch in the board's
@@ -10,7 +12,8 @@
 Both offer the same methods to the vector env and its opponents, named as a single position's
 (:mod:`gym_tictactoe.game.positions`) with the boards as the first argument: ``clear``, ``place``,
 ``legal``, ``play``, ``terminal``, ``winner``, ``mask`` (and ``mask_bool``), ``view``, ``cells``,
-``moves``; ``codes`` where the board has codes.
+``at``, ``moves``; ``codes`` where the board has codes (None in a ``CellBoards`` of a board too
+big for them).
 
 On boards of at most ``BIT_CELLS`` cells (4x4 among them) ``CellBoards`` also keeps each mark's
 cells as the bits of an int64 per board, and a move wins when one of the few lines through its
@@ -48,10 +51,6 @@ class CodeBoards:
     def clear(self, boards: Boards) -> None:
         self.codes[boards] = game.EMPTY_BOARD
 
-    def asked(self, boards: Boards) -> npt.NDArray[np.int64]:
-        """What a batch player is handed for ``boards``: their codes."""
-        return self.codes[boards]
-
     def place(self, boards: Boards, cells: npt.NDArray[np.int8],
               codes: npt.NDArray[np.int64]) -> None:
         """Unfinished positions on ``boards`` (random starts): their cells and codes."""
@@ -84,6 +83,10 @@ class CodeBoards:
     def cells(self, boards: Boards | None = None) -> npt.NDArray[np.int8]:
         codes = self.codes if boards is None else self.codes[boards]
         return self.tables.cells.take(codes, axis=0)
+
+    def at(self, boards: Boards, cells: npt.NDArray[np.intp]) -> npt.NDArray[np.int8]:
+        """The mark (0 empty, 1 X, 2 O) on each of ``boards`` at its cell."""
+        return self.tables.cells[self.codes[boards], cells]
 
     def moves(self, board: int) -> list[int]:
         return self.rules.legal_moves(int(self.codes[board]))
@@ -136,10 +139,6 @@ class CellBoards:
             for mark in (game.X, game.O):
                 self._bits[mark, boards] = (cells == mark).astype(np.int64) @ powers
 
-    def asked(self, boards: Boards) -> CellBoards:
-        """What a batch player is handed for ``boards``: the whole batch, read by index."""
-        return self
-
     def legal(self, cells: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
         free = self.board[np.arange(len(cells)), cells] == game.EMPTY
         return free & ~self.terminal()
@@ -191,6 +190,9 @@ class CellBoards:
     def cells(self, boards: Boards | None = None) -> npt.NDArray[np.int8]:
         return self.board[:, :-1].copy() if boards is None else self.board[boards, :-1]
 
+    def at(self, boards: Boards, cells: npt.NDArray[np.intp]) -> npt.NDArray[np.int8]:
+        return self.board[boards, cells]
+
     def moves(self, board: int) -> list[int]:
         if self.terminal()[board]:
             return []
@@ -213,7 +215,10 @@ def _lines_through(rules: game.Rules) -> npt.NDArray[np.int64]:
     return table
 
 
-def make_boards(rules: game.Rules, num_envs: int,
-                agents: npt.NDArray[np.int8]) -> CodeBoards | CellBoards:
-    """The batch for ``rules``; ``agents`` is the env's array of the agent's mark per board."""
+Batch = CodeBoards | CellBoards
+
+
+def new_batch(rules: game.Rules, num_envs: int, agents: npt.NDArray[np.int8]) -> Batch:
+    """``num_envs`` empty boards of ``rules`` in the board's representation; ``agents`` is the
+    env's array of the agent's mark per board."""
     return CodeBoards(rules, num_envs) if rules.tabled else CellBoards(rules, num_envs, agents)

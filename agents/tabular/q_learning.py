@@ -12,10 +12,10 @@ measures the agent on it. With ``symmetric=True`` (the default) a position and i
 the board's symmetries (8 on a square, 4 on a rectangle) share the row of their canonical code; a
 cell maps onto the canonical board and, when that board is itself symmetric, onto the lowest of
 its equivalent cells. On 3x3 the agent then learns 627 positions, not 4,520. Where the values
-live on each board, and what that costs: :mod:`agents.q_tables`. ``train`` steps one env, board
-by board; :func:`agents.q_batched.train_batched` trains the same agent on a vector env of
-thousands of boards at once (train.py's default): with 4,096 boards about 53, 39 and 27 times
-the episodes a second on 3x3, 4x4x3 and 4x4x4 (benchmarks/results/q_batched.json).
+live on each board, and what that costs: :mod:`agents.tabular.tables`. ``train`` steps one env,
+board by board; :func:`agents.tabular.batched.train_batched` trains the same agent on a vector
+env of thousands of boards at once (train.py's default), many times the episodes a second
+(docs/figures.md, "Batched tabular Q-learning").
 
 Q-learning against a stochastic opponent learns expected values against *that* opponent, not
 minimax values. Against ``TRAINING_OPPONENT``, minimax playing a random move 40% of the time,
@@ -41,9 +41,10 @@ import gymnasium as gym
 import numpy as np
 import numpy.typing as npt
 
-from agents import q_files, q_tables
-from agents.q_files import FORMAT as FORMAT  # still importable from here
-from agents.q_tables import symmetry_tables as symmetry_tables
+from agents.tabular import files as q_files
+from agents.tabular import tables as q_tables
+from agents.tabular.files import FORMAT as FORMAT  # still importable from here
+from agents.tabular.tables import symmetry_tables as symmetry_tables
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_flag, check_int, check_number
 from gym_tictactoe.extras import require
@@ -205,6 +206,11 @@ class QLearningAgent:
         """The action values of an observation (a copy), in its own cell order; zeros for a
         board that is no position with a move to make (nothing was learned there)."""
         return self._values_of(np.array([self.rules.encode(obs)], dtype=np.int64))[0]
+
+    def cell_values(self, observations: npt.ArrayLike,
+                    masks: npt.ArrayLike) -> tuple[str, npt.NDArray[np.float64]]:
+        """Its Q-values at N observations, for pictures (``players.protocol.GivesCellValues``)."""
+        return "Q-value", np.stack([self.q_values(obs) for obs in np.asarray(observations)])
 
     def _values_of(self, codes: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
         rows, columns, known = self.index.locate(codes)

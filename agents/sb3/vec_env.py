@@ -23,7 +23,7 @@ result the way SB3's ``DummyVecEnv`` of monitored ``TicTacToeEnv`` s does:
 Example::
 
     from sb3_contrib import MaskablePPO
-    from agents.sb3_vec import TicTacToeSB3VecEnv
+    from agents.sb3.vec_env import TicTacToeSB3VecEnv
 
     env = TicTacToeSB3VecEnv(256, opponent="random+minimax", agent_mark="random", seed=0)
     model = MaskablePPO("MlpPolicy", env, n_steps=16, seed=0).learn(50_000)
@@ -43,7 +43,7 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
-from agents.sb3_policy import board_space
+from agents.sb3.policy import board_space
 from gym_tictactoe.checks import check_flag
 from gym_tictactoe.envs.options import WINNER_NAMES
 from gym_tictactoe.envs.vector import TicTacToeVectorEnv
@@ -92,7 +92,7 @@ class TicTacToeSB3VecEnv(VecEnv):
         self.one_hot = check_flag(one_hot, "one_hot")
         self.canonical = check_flag(canonical, "canonical")
         self._symmetry = np.zeros(num_envs, dtype=np.intp)  # of each board's last observation
-        # MaskablePPO's board (agents.sb3_policy.board_space: int16 past 42 cells, where SB3's
+        # MaskablePPO's board (agents.sb3.policy.board_space: int16 past 42 cells, where SB3's
         # int8 sum of the space's sizes wraps around); the env's int8 boards fit either.
         space: spaces.Space = (one_hot_space(self.rules.n_cells) if self.one_hot
                                else board_space(self.rules.n_cells))

@@ -3,7 +3,7 @@
 :func:`save_model` writes one atomically. :func:`read_model` reads one back in a single opening
 of the archive, checking it whole before anything is built: its members by name and size, its
 settings, and the shape of every tensor against the network the settings describe
-(``agents.sb3_network``), so a file can make us allocate no more than the network it describes.
+(``agents.sb3.network``), so a file can make us allocate no more than the network it describes.
 :func:`load_model` then lets SB3 build the algorithm, every object SB3 would unpickle rebuilt
 from the marker and SB3's plain JSON instead; ``agents.models.load_policy`` builds the policy
 alone, to play.
@@ -31,14 +31,14 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from agents.archives import one_line, open_zip, read_member
 from agents.limits import MAX_BUFFER_BYTES, MAX_N_ENVS, sb3_transition_bytes
-from agents.sb3 import ALGO_CLASSES, ALGOS, algo_of, check_algo, observation_space
-from agents.sb3_network import Network, network, read_weights
+from agents.sb3.network import Network, network, read_weights
+from agents.sb3.policy import ALGO_CLASSES, ALGOS, algo_of, check_algo, observation_space
 from gym_tictactoe import game
 from gym_tictactoe.files import atomic_path, existing_file
 
 MARKER = "gym_tictactoe.json"
 FORMAT = "gym_tictactoe.sb3/1"
-EXPECTED = f"expected a model zip written by agents.sb3_files.save_model ({FORMAT})"
+EXPECTED = f"expected a model zip written by agents.sb3.files.save_model ({FORMAT})"
 _SMALL = 64 * 1024
 # The members SB3's save writes, with ours, and the most each may hold; the weights' limits
 # come from the network the settings describe. Any other member is refused.
@@ -87,7 +87,7 @@ def _marker(model: BaseAlgorithm) -> dict[str, Any]:
 @dataclass(frozen=True)
 class ModelFile:
     """A checked model file, read in one opening of its archive: its settings, the network
-    they describe and that network's weights (``agents.sb3_network``)."""
+    they describe and that network's weights (``agents.sb3.network``)."""
 
     path: Path
     marker: dict[str, Any]

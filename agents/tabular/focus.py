@@ -1,13 +1,13 @@
 """Steering a tabular Q run at each exact checkpoint: exploring starts aimed at the positions it
-still plays wrong (``agents.q_starts``) and the learning-rate floor annealed.
+still plays wrong (``agents.tabular.starts``) and the learning-rate floor annealed.
 
 One rule for ``train.py --algo q`` (``--focus-share``, ``--back-share``, ``--forget``,
-``--alpha-end``, ``--alpha-episodes``) and ``benchmarks/q_perfect.py``, which measured it: on
-4x4x3 the batched learner plays perfectly after 14M episodes (seeds 0-2) with half the random
-starts on the wrong positions, a fifth on their predecessors and the floor annealed from 0.05
-to 0.01 over 40M episodes; with uniform starts and a fixed floor it was at 86% after 2M and
-climbing slowly. :class:`Focus` holds the settings, :class:`Steering` applies them at a
-checkpoint, from the moves table the exact evaluation reads anyway (:func:`evaluate`).
+``--alpha-end``, ``--alpha-episodes``) and ``benchmarks/q_perfect.py``, which measured it (on
+4x4x3 the batched learner plays perfectly with half the random starts on the wrong positions, a
+fifth on their predecessors and the floor annealed from 0.05 to 0.01, where uniform starts and a
+fixed floor climb slowly: docs/figures.md, "Batched tabular Q-learning"). :class:`Focus` holds
+the settings, :class:`Steering` applies them at a checkpoint, from the moves table the exact
+evaluation reads anyway (:func:`evaluate`).
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ class Steering:
         """Steer after ``trained`` episodes from ``moves`` (``evaluation.policy_moves(agent)``);
         returns what to add to the learning-curve entry: ``wrong``, the positions played wrong
         (over ``starts.start_codes``, both sides), and ``alpha``, the floor from now on."""
-        from agents import q_starts
+        from agents.tabular import starts as q_starts
 
         focus, found = self.focus, {}
         if focus.aims:

@@ -1,5 +1,5 @@
-"""``train.py --algo alphazero``: the trainer ``agents.run`` calls, on the run's config and
-Checkpointer (exact where the board is solved: training stops once the raw network is perfect).
+"""``train.py --algo alphazero``: the trainer ``agents.run.training`` calls, on the run's config
+and Checkpointer (exact where the board is solved: training stops once the raw network is perfect).
 
 At every checkpoint the whole training state is saved, atomically, as ``checkpoint.npz`` in the
 run's folder (``agents.alphazero.state``; the folder is reserved when the run starts), so a run
@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agents import EXPLORING_STARTS
 from agents.alphazero import files
 from agents.alphazero.state import STATE_FILE, load_state, save_state
 from agents.alphazero.training import AlphaZeroSettings, Checkpoint, Trainer, check_memory
-from agents.run_config import RunConfig, Trained, env_options
-
-if TYPE_CHECKING:  # agents.run imports this module lazily: no cycle at run time
-    from agents.run import Checkpointer
+from agents.run.checkpoint import Checkpointer
+from agents.run.config import RunConfig, Trained, env_options
 
 PLAY_FIELDS = tuple(f.name for f in dataclasses.fields(AlphaZeroSettings().play))
 NETWORK_FIELDS = tuple(f.name for f in dataclasses.fields(AlphaZeroSettings().network))

@@ -34,15 +34,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from agents.q_learning import Callback, QLearningAgent, TrainingStats, _progress_bar
-from agents.q_tables import block_offsets
+from agents.tabular.q_learning import Callback, QLearningAgent, TrainingStats, _progress_bar
+from agents.tabular.tables import block_offsets
 from gym_tictactoe.checks import check_int
 
 # Boards per step by default (benchmarks/q_batched.py measures the speed). On 3x3, 64 boards need
-# no more episodes than one board at a time (median to perfect play over seeds 0-9: 25.5k, one
-# board 30k) and train 3-4 times faster in wall time; 128 boards need more (29.5k), and batching
-# pays from about 16 boards. On 16 cells a step is mostly random reads in tables of hundreds of
-# MB: bigger batches gain up to 4,096 boards, little beyond (16,384: +1% on 4x4x3, +18% on 4x4x4).
+# no more episodes than one board at a time and train several times faster in wall time; 128
+# boards need more, and batching pays from a few boards on. On 16 cells a step is mostly random
+# reads in tables of hundreds of MB: bigger batches gain up to 4,096 boards, little beyond (the
+# figures: docs/figures.md, "Tabular Q-learning" and "Batched tabular Q-learning").
 SMALL_BATCH, BIG_BATCH = 64, 4096
 
 
@@ -54,7 +54,7 @@ def default_batch(n_cells: int) -> int:
 def make_envs(agent: QLearningAgent, num_envs: int, opponent: Any, agent_mark: str = "random",
               **options: Any):
     """The vector env for ``agent``'s board: ``num_envs`` boards (checked first, one line)."""
-    from gym_tictactoe.vector import TicTacToeVectorEnv
+    from gym_tictactoe.envs.vector import TicTacToeVectorEnv
 
     rules = agent.rules
     check_int(num_envs, "num_envs", 1, max_batch(rules),
@@ -71,7 +71,7 @@ LEARNER_BYTES_PER_CELL = 64
 def max_batch(rules: Any) -> int:
     """The most boards trained at once on ``rules``' board: the vector env's memory budget, with
     the learner's own arrays counted beside the env's."""
-    from gym_tictactoe.vector import MAX_NUM_ENVS, MEMORY_BUDGET, memory_needed
+    from gym_tictactoe.envs.vector import MAX_NUM_ENVS, MEMORY_BUDGET, memory_needed
 
     per_board = memory_needed(1, rules) + LEARNER_BYTES_PER_CELL * rules.n_cells
     return min(MAX_NUM_ENVS, MEMORY_BUDGET // per_board)
@@ -125,8 +125,7 @@ def train_self_play(agent: QLearningAgent, pool: Any, episodes: int, refresh_eve
     ``envs``: the vector env to train on, made by the caller (``make_envs`` with
     ``pool.opponent()``, to aim its starts between checkpoints); then ``batch``,
     ``agent_mark`` and ``env_options`` are its own."""
-    from agents import EXPLORING_STARTS
-    from agents.self_play import next_mark
+    from agents import EXPLORING_STARTS, next_mark
 
     if envs is None:
         options = EXPLORING_STARTS if env_options is None else env_options

@@ -28,7 +28,7 @@ from stable_baselines3.common.policies import BasePolicy
 from stable_baselines3.common.utils import FloatSchedule
 
 from agents.archives import ZIP_ERRORS, one_line
-from agents.sb3_policy import ALGO_CLASSES, observation_space
+from agents.sb3.policy import ALGO_CLASSES, observation_space
 
 MAX_PARAMETERS = 2**22  # 16 MB of float32; our networks have 25-60 thousand
 MAX_LAYERS = 16

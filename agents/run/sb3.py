@@ -1,6 +1,6 @@
 """The SB3 side of a run's checkpoints: a callback that hands the model to the run's
-:class:`~agents.run.Checkpointer` every ``eval_every`` timesteps and once at the end (SB3 is
-imported only here: the tabular path needs no torch)."""
+:class:`~agents.run.checkpoint.Checkpointer` every ``eval_every`` timesteps and once at the end
+(SB3 is imported only here: the tabular path needs no torch)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from stable_baselines3.common import callbacks
 from stable_baselines3.common.callbacks import BaseCallback
 
 from agents import next_mark
-from agents.sb3_policy import ModelPolicy
+from agents.sb3.policy import ModelPolicy
 from gym_tictactoe import game
 
 

@@ -171,6 +171,18 @@ class ModelPolicy:
         probs = weights / weights.sum(axis=1, keepdims=True)
         return probs if symmetry is None else untransform_cells(self.rules, probs, symmetry)
 
+    def cell_values(self, obs: npt.ArrayLike,
+                    masks: npt.ArrayLike) -> tuple[str, npt.NDArray[np.float64]]:
+        """What the model thinks of each cell of N boards, for pictures
+        (``players.protocol.GivesCellValues``): (Maskable)PPO's ``probabilities``, DQN's
+        Q-values (its ``preferences``, asked on canonical images for a canonical model)."""
+        if self.algo != "dqn":
+            return "probability", self.probabilities(obs, masks)
+        images, _, symmetry = self._images(obs, masks)
+        values = self.preferences(images).astype(np.float64)
+        return "Q-value", values if symmetry is None else untransform_cells(self.rules, values,
+                                                                            symmetry)
+
     def frozen(self) -> ModelPolicy:
         """A copy that keeps playing as the model plays now, however it trains on: a self-play
         snapshot (the network copied, with its own generator for stochastic play)."""

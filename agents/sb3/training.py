@@ -9,9 +9,9 @@ Three algorithms, one table of hyperparameters each (``HYPERPARAMETERS``):
   no mask, so an illegal move loses the game and they learn legality from the reward.
 
 By default the training envs show every algorithm canonical boards with exploring starts
-(``ENV_OPTIONS``). :class:`ModelPolicy` (``agents.sb3_policy``) turns any of them into a Policy
+(``ENV_OPTIONS``). :class:`ModelPolicy` (``agents.sb3.policy``) turns any of them into a Policy
 ``(obs, mask) -> cell`` that always respects the mask, :class:`ExactEvalCallback` runs
-``gym_tictactoe.evaluation.evaluate`` during training; ``agents.sb3_files`` writes and reads
+``gym_tictactoe.evaluation.evaluate`` during training; ``agents.sb3.files`` writes and reads
 the models' zips without pickle.
 """
 
@@ -33,8 +33,9 @@ from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
-from agents import EXPLORING_STARTS, next_mark, sb3_policy
-from agents.sb3_policy import (  # re-exported: agents.sb3 is the module users import
+from agents import EXPLORING_STARTS, next_mark
+from agents.sb3 import policy as sb3_policy
+from agents.sb3.policy import (  # re-exported: agents.sb3 is the module users import
     ALGO_CLASSES,
     ALGOS,
     ModelPolicy,
@@ -43,7 +44,7 @@ from agents.sb3_policy import (  # re-exported: agents.sb3 is the module users i
     observation_space,
     uses_one_hot,
 )
-from agents.sb3_vec import TicTacToeSB3VecEnv
+from agents.sb3.vec_env import TicTacToeSB3VecEnv
 from gym_tictactoe import evaluation, game
 from gym_tictactoe.checks import check_int
 from gym_tictactoe.envs.env import TicTacToeEnv
@@ -63,9 +64,8 @@ one_hot = sb3_policy.one_hot  # boards as OneHotObservation encodes them
 # Minimax that plays a random move 20% of the time: its perfect moves punish the agent's
 # mistakes, its random ones lead into the positions that follow the opponent's. With exploring
 # starts (ENV_OPTIONS) reaching rare positions no longer rests on the opponent's randomness, and
-# the stronger opponent gives sharper values: MaskablePPO seed 0, 300k timesteps, best
-# optimal-move rate 99.82% against epsilon 0.4, perfect at 170k against 0.2 (both with
-# canonical boards and 75% exploring starts). Without exploring starts 0.4 was the better one.
+# the stronger opponent gives sharper values (docs/figures.md, "What each change buys": the
+# curriculum row). Without exploring starts 0.4 was the better one.
 CURRICULUM = "epsilon:epsilon=0.2"
 # The curriculum before exploring starts: what benchmarks/training.py's "before" variant uses.
 OLD_CURRICULUM = "epsilon:epsilon=0.4"
@@ -74,9 +74,8 @@ OLD_CURRICULUM = "epsilon:epsilon=0.4"
 # keep CPU updates cheap. Constant schedules only, so sb3_files.save_model can store them as
 # plain JSON.
 # PPO's limit here is exploration: most of the 4,520 positions follow the agent's OWN mistakes,
-# so a high entropy bonus matters most. In a sweep against CURRICULUM (seed 0, 64 boards,
-# 400k timesteps) entropy 0.05 / 0.15 / 0.3 / 0.5 reached optimal-move rates of 0.80 / 0.95 /
-# 0.98 / 0.99 (0.5 often lost as O); two layers of 128 beat 64 (0.94 vs 0.89 at 200k for PPO).
+# so a high entropy bonus matters most, and two layers of 128 beat two of 64 (the sweep that
+# chose both: docs/figures.md, "How the settings were chosen").
 _PPO_COMMON: dict[str, Any] = {
     "n_steps": 64,           # x 64 boards = 4,096 transitions (about 1,200 games) per update
     "batch_size": 512,       # 8 minibatches x 10 epochs = 80 gradient steps per update
@@ -316,7 +315,8 @@ def torch_threads(threads: int | None) -> Iterator[None]:
     """Run the block with ``threads`` torch CPU threads, then restore the previous number.
 
     One thread is several times faster for these tiny networks: more only adds synchronisation,
-    and on a busy 2-core machine threads wait for each other (measured 6 s vs 33 s for 8k steps).
+    and on a busy 2-core machine threads wait for each other (docs/figures.md, "What the figures
+    depend on").
     """
     threads = check_int(threads, "threads", 1, none=True)
     previous = th.get_num_threads()

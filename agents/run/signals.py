@@ -1,6 +1,7 @@
 """How a run ends on a signal: Ctrl-C raises KeyboardInterrupt, and within
 :func:`sigterm_raises` SIGTERM raises :class:`Terminated`, so that both unwind through the run's
-cleanup (``agents.run.run`` discards what the run wrote) instead of killing it where it stands.
+cleanup (``agents.run.training.run`` discards what the run wrote) instead of killing it where
+it stands.
 """
 
 from __future__ import annotations

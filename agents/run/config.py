@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import EXPLORING_STARTS, start_options
-from agents.q_focus import Focus
+from agents.tabular.focus import Focus
 from gym_tictactoe import game
 
 ALGOS = ("q", "maskable-ppo", "ppo", "dqn", "alphazero")
@@ -21,9 +21,9 @@ ALGO_NAMES = {"q": "tabular Q-learning", "maskable-ppo": "MaskablePPO", "ppo": "
 EPISODES, TIMESTEPS = 200_000, 300_000  # SB3: benchmarks/training.py's budget
 # AlphaZero counts self-play games as its episodes: its exact checkpoint is one network call.
 EVAL_EVERY = {"q": 1000, "sb3": 10_000, "alphazero": 256}
-# On 13-16 cells one exact evaluation takes 4-9 s for a Q-table and minutes for a network (on
-# 4x4x4 about 1 for SB3's MLP, 2-3 for AlphaZero's CNN, on the shared cores): every 1,000
-# episodes or 10,000 timesteps would be most of the run. Past 16 cells a checkpoint
+# On 13-16 cells one exact evaluation takes seconds for a Q-table and minutes for a network
+# (docs/agents.md, "Bigger boards"): every 1,000 episodes or 10,000 timesteps would
+# be most of the run. Past 16 cells a checkpoint
 # plays games instead (CHECKPOINT_GAMES); on 15x15x5 they take seconds too.
 EVAL_EVERY_BIG = {"q": 100_000, "sb3": 100_000, "alphazero": 2048}
 POOL, MIX_SHARE = 5, 0.2
@@ -79,7 +79,7 @@ class RunConfig:
     progress: bool = True
     self_play: SelfPlay | None = field(default=None)
     # Tabular Q only: starts aimed at the positions played wrong and the learning-rate floor
-    # annealed at each checkpoint (``agents.q_focus.Focus``; None: neither).
+    # annealed at each checkpoint (``agents.tabular.focus.Focus``; None: neither).
     q_focus: Focus | None = None
     # AlphaZero only: its settings given (flat AlphaZeroSettings field names: simulations,
     # c_puct, channels...), a training-time budget and checkpoint period in minutes, and the
