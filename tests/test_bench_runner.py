@@ -52,6 +52,7 @@ def test_the_recorded_command_is_the_runner_s_and_old_ones_are_shown_so():
         "`python train.py --seed 1`")
 
 
+@pytest.mark.e2e
 def test_a_child_benchmark_runs_from_any_folder(tmp_path):
     """The workers the fuzz, proof and 4x4 Q benchmarks start find the package from elsewhere."""
     command, env = benchmark_module("commands").child("no_such_benchmark")

@@ -250,6 +250,7 @@ def test_pyproject_names_the_loader():
     assert 'agents = "agents.models:LOADER"' in text
 
 
+@pytest.mark.e2e
 def test_the_command_line_finds_the_loader_through_the_entry_point(tmp_path):
     from agents.tabular.q_learning import QLearningAgent
 
