@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # Bottom first: a module may import from its own level and the ones below it; the families at
 # one level never import each other.
 LEVELS = (

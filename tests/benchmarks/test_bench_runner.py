@@ -13,7 +13,7 @@ from bench_helpers import benchmark_module
 from benchmarks import BENCHMARKS
 from benchmarks.__main__ import main
 
-FOLDER = Path(__file__).resolve().parents[1] / "benchmarks"
+FOLDER = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def test_every_module_with_a_main_is_listed_and_nothing_else():

@@ -23,7 +23,7 @@ from gym_tictactoe.players.search import AlphaBetaPlayer
 from gym_tictactoe.players.symmetrized import SymmetrizedPolicy
 from gym_tictactoe.players.table_players import PolicyOpponent, RandomOpponent
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 T3 = game.TICTACTOE
 SPECS = {"random": "random", "minimax": "minimax", "alphabeta": "alphabeta",
          "epsilon": "epsilon:epsilon=0.5", "heuristic": "heuristic",
