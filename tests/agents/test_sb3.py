@@ -127,6 +127,7 @@ def test_maskable_ppo_learns_with_the_env_masks(trained):
     assert masks[np.arange(actions.size), actions].all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", sb3.ALGOS)
 def test_each_algorithm_learns(trained, algo):
     model = trained[algo]

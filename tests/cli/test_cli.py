@@ -395,6 +395,7 @@ def test_evaluate_plays_two_models_against_each_other(tmp_path, capsys):
     assert out.count("optimal-move rate") == 2  # then each one's own evaluation
 
 
+@pytest.mark.slow
 def test_evaluate_refuses_two_models_of_different_boards(tmp_path, capsys):
     small = _q_model(tmp_path / "3x3.npz", 10)
     big = _q_model(tmp_path / "3x4.npz", 10, rows=3, cols=4, win_length=3)

@@ -46,6 +46,7 @@ def leftovers(parent) -> list[str]:
     return [path.name for path in parent.iterdir() if path.name.startswith(".")]
 
 
+@pytest.mark.slow
 def test_report_draws_summary_losing_lines_blunders_and_heat_maps(agent, tmp_path):
     report = evaluate(agent)
     index = write_report(agent, tmp_path / "report", report=report, title="q.npz")
@@ -71,6 +72,7 @@ def test_report_draws_summary_losing_lines_blunders_and_heat_maps(agent, tmp_pat
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_evaluate_report_writes_the_folder_whole(model, tmp_path, capsys):
     # About 5 s: two whole reports, the second over the first (the replacing path).
     target = tmp_path / "out" / "report"

@@ -126,6 +126,7 @@ class Epsilon(BestMoves):
         return 0.9 * best + 0.1 * masks / masks.sum(axis=1, keepdims=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", [HashedPolicy(), Epsilon(), UniformPolicy()],
                          ids=["hashed", "epsilon", "uniform"])
 def test_expected_results_match_plain_expectimax(policy):
@@ -286,6 +287,7 @@ def test_the_uniform_policy_plays_legal_random_moves():
     assert moves == set(range(9))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", [HashedPolicy(batch=False), Epsilon(), UniformPolicy()],
                          ids=["hashed", "epsilon", "uniform"])
 def test_reached_only_gives_the_same_measures(policy):

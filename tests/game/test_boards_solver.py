@@ -96,6 +96,7 @@ def test_a_sample_of_positions_of_boards_of_10_to_12_cells_matches_brute_force(s
 # --- published results -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("size", "value"), [
     ((3, 3, 3), 0),  # tic-tac-toe is a draw
     ((3, 4, 3), 1), ((4, 3, 3), 1),  # three in a row on 3x4: a first-player win
@@ -106,6 +107,7 @@ def test_published_values_of_the_empty_board(size, value):
     assert solver.value(game.EMPTY_BOARD, game.rules(*size)) == value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [s for s in boards(range(1, 10)) if s[2] <= 2]
                          + [(3, 4, 1), (2, 6, 2), (1, 13, 1), (1, 13, 2), (2, 7, 2)], ids=str)
 def test_one_or_two_in_a_row_is_a_first_player_win(size):

@@ -95,6 +95,7 @@ def test_minimax_never_loses_against_the_other_players(name):
     assert game.O not in as_x and game.X not in as_o
 
 
+@pytest.mark.slow
 def test_random_vs_random_first_player_wins_about_58_percent():
     # Exactly 0.5849 (seed 000); 4000 games give a standard error of 0.0078, so 4 of them is
     # a tolerance that a correct player fails about once in 16,000 runs (never, with this seed).

@@ -424,6 +424,7 @@ def test_place_and_undo_keep_every_table_as_a_fresh_build_would(rows, cols, k):
         assert _state(search) == before
 
 
+@pytest.mark.slow
 def test_a_moves_gain_is_the_evaluation_it_leads_to():
     """The frontier's shortcut: after a move, the evaluation from the mover's side is base() +
     gain, without playing the move (less FOUR_BONUS for each four the move makes)."""

@@ -91,6 +91,7 @@ def test_train_py_resumes_an_interrupted_run_into_the_same_folder(tmp_path, monk
     assert measured[0] == measured[1] and [e["episodes"] for e in curves[1]] == [4, 8, 12, 16]
 
 
+@pytest.mark.slow
 def test_a_run_that_is_training_cannot_be_resumed_by_a_second_process(tmp_path, monkeypatch,
                                                                       capsys):
     from agents.run.folder import LOCK
