@@ -25,7 +25,7 @@ PIP_INSTALL = $(VENV)/bin/python -W "ignore:Editable installation" -m pip instal
 	-c constraints.txt \
 	$(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 
-.PHONY: train test docs play bench clean
+.PHONY: train test test-fast docs play bench clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,12 @@ test: $(ALL)
 	$(PY) -m mypy
 	$(PY) -m pytest
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+# The unit tier alone, for while you work: no test marked slow (training, proofs, sweeps of every
+# board) or e2e (train.py, make, mkdocs and the examples run as processes: all of tests/e2e/).
+# `make test` runs them all.
+test-fast: $(ALL)
+	$(PY) -m pytest -m "not slow and not e2e"
 
 # The documentation site, into site/ (`make test` builds it too, strictly: a broken link or
 # reference fails the build).

@@ -1,5 +1,5 @@
 """The five kinds of file the fuzz mutates, each with its original, its loader and what a load
-must give, shared by benchmarks/fuzz.py and tests/test_fuzz_files.py.
+must give, shared by benchmarks/fuzz.py and tests/files/test_fuzz_files.py.
 
 ``q``, ``sb3`` and ``alphazero`` are model files loaded by ``agents.models.load_policy`` (what
 ``evaluate``, ``play`` and the arena call); ``checkpoint`` is an AlphaZero run's

@@ -65,7 +65,7 @@ def old_mcts() -> type:
 
 def record_alphabeta(path: Path, budgets: tuple[int, ...] = (300, 2000)) -> None:
     """Write the old player's answers on seeded positions of 6x6x4, 7x7x5 and 15x15x5 (the
-    fixture ``tests/test_search_fixture.py`` holds the compiled player to)."""
+    fixture ``tests/players/test_search_fixture.py`` holds the compiled player to)."""
     import json
 
     import numpy as np

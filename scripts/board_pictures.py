@@ -3,8 +3,8 @@
     python scripts/board_pictures.py            # (the render extra: pygame writes the PNGs)
 
 Each picture is ``rendering.rgb_array`` of a fixed position at the board's default cell size,
-with its last move and winning line marked; ``tests/test_rendering.py`` checks that the committed
-PNGs are what the code draws now.
+with its last move and winning line marked; ``tests/envs/test_rendering.py`` checks that the
+committed PNGs are what the code draws now.
 """
 
 from __future__ import annotations

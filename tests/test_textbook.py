@@ -157,6 +157,7 @@ def test_utility_values():
 
 
 # minimax: an allowable action for the player to move ...
+@pytest.mark.slow
 def test_minimax_returns_an_allowed_action_in_every_position():
     for state in _every_position():
         if not terminal(state):

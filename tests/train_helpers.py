@@ -1,10 +1,14 @@
-"""What train.py's command line says, for the tests that check its refusals."""
+"""What train.py's command line says, for the tests that check its refusals, and the flags of
+its smallest run."""
 
 from __future__ import annotations
 
 import pytest
 
 import train
+
+# The smallest tabular run of train.py that still evaluates and checkpoints.
+TINY = ["--no-progress", "--episodes", "300", "--eval-every", "100", "--games", "2"]
 
 
 def usage_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:

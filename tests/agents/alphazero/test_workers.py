@@ -1,0 +1,135 @@
+"""AlphaZero's self-play in Ray actors (``train.py --workers N``): a local Ray with 2 CPUs and two
+workers playing a few games, and the flags' bad input. The Ray tests take about 25 s on 2 busy
+cores (load average 11), most of it Ray starting (once per module) and each of the 6 actors
+importing torch; the rest take under 5 s together. train.py's refusals of these flags, run as a
+process, are in tests/e2e/test_workers_processes.py."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from agents.alphazero import PlaySettings
+from agents.alphazero.network import NetworkSettings, PolicyValueNet, infer
+from agents.alphazero.self_play import play_games
+from agents.alphazero.workers import check_address, shares, worker_rng
+from gym_tictactoe import game
+
+PLAY = PlaySettings(simulations=4, start_probability=0.0)
+NETWORK = NetworkSettings(channels=8, blocks=1)
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray = pytest.importorskip("ray")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def ray_player(seed: int, workers: int = 2):
+    from agents.alphazero.workers import RayPlayer
+
+    return RayPlayer(game.TICTACTOE, PLAY, NETWORK, seed, workers)
+
+
+def network() -> PolicyValueNet:
+    import torch
+
+    torch.manual_seed(0)
+    return PolicyValueNet(NETWORK)
+
+
+@pytest.mark.slow
+def test_two_workers_play_their_share_of_games_reproducibly(local_ray):
+    from agents.sb3 import torch_threads
+
+    net, runs = network(), []
+    for _ in range(2):
+        player = ray_player(seed=7)
+        runs.append(player(net, 5))
+        assert player.counts()[0] > 0
+        player.close()
+    first, again = runs
+    cells = game.TICTACTOE.n_cells
+    assert first.boards.shape[1] == cells and first.boards.dtype == np.int8
+    assert len(first.boards) == len(first.policies) == len(first.outcomes) >= 5 * 5
+    assert np.allclose(first.policies.sum(axis=1), 1.0)
+    assert not first.policies[first.boards != 0].any()  # no weight on an occupied cell
+    assert set(np.unique(first.outcomes)) <= {-1.0, 0.0, 1.0}
+    for name in ("boards", "policies", "outcomes"):  # same seed and worker count: same samples
+        assert np.array_equal(getattr(first, name), getattr(again, name))
+    # Worker i played shares(5, 2)[i] games on stream i with the driver's weights, in order.
+    with torch_threads(1):
+        local = [play_games(game.TICTACTOE, lambda b: infer(net, b, (3, 3)), share, PLAY,
+                            worker_rng(7, index)) for index, share in enumerate(shares(5, 2))]
+    assert np.array_equal(first.boards, np.concatenate([s.boards for s in local]))
+    assert np.allclose(first.policies, np.concatenate([s.policies for s in local]))
+
+
+@pytest.mark.slow
+def test_train_py_runs_with_workers(local_ray, tmp_path):
+    import train
+
+    assert train.main(["--algo", "alphazero", "--workers", "2", "--episodes", "8",
+                       "--eval-every", "8", "--games", "2", "--no-progress",
+                       "--out", str(tmp_path)]) == 0
+    results = json.loads((tmp_path / "alphazero-seed0_1" / "results.json").read_text())
+    assert results["config"]["workers"] == 2 and results["config"]["games_played"] == 8
+    assert local_ray.is_initialized()  # a Ray the caller started is left running
+
+
+@pytest.mark.slow
+def test_more_workers_than_the_cluster_has_cpus_is_one_line(local_ray):
+    with pytest.raises(ValueError, match=r"^--workers 3 needs 3 CPUs \(one per actor\); the "
+                                         r"Ray cluster has 2$"):
+        ray_player(seed=0, workers=3)
+
+
+def test_games_are_shared_evenly_in_worker_order():
+    assert shares(5, 2) == [3, 2] and shares(1, 3) == [1, 0, 0] and sum(shares(64, 7)) == 64
+
+
+@pytest.mark.parametrize(
+    ("address", "message"),
+    [
+        ("ray://10.0.0.5:10001", "--ray-address ray://10.0.0.5:10001: Ray Client addresses "
+                                 "(ray://) are not supported"),
+        ("10.0.0.5", "--ray-address must be HOST:PORT (the Ray head's GCS port, e.g. "
+                     "10.0.0.5:6379) or auto; got '10.0.0.5'"),
+        ("10.0.0.5:99999", "--ray-address must be HOST:PORT"),
+        (":6379", "--ray-address must be HOST:PORT"),
+    ],
+)
+def test_an_address_of_another_form_is_refused(address, message):
+    def probe(*_args, **_kwargs):
+        raise AssertionError("probed an address of the wrong form")
+
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        check_address(address, probe=probe)
+
+
+def test_a_probe_that_times_out_says_so():
+    def probe(*_args, **_kwargs):
+        raise TimeoutError("timed out")
+
+    with pytest.raises(ConnectionError, match=r"nothing answers there \(timed out\)"):
+        check_address("10.255.255.1:6379", probe=probe)
+
+
+def test_an_address_where_ray_cannot_join_says_so_in_one_line():
+    from types import SimpleNamespace
+
+    from agents.alphazero.workers import _init_at
+
+    def init(**_kwargs):  # what ray.init raises after its bounded retries
+        raise ConnectionError("Failed to connect to Ray cluster at 10.0.0.5:6379")
+
+    with pytest.raises(ConnectionError, match=r"^--ray-address 10.0.0.5:6379: could not join a "
+                                              r"Ray cluster there \(Failed to connect"):
+        _init_at(SimpleNamespace(init=init), "10.0.0.5:6379")
