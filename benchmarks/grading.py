@@ -112,7 +112,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argument_parser(__name__, __doc__)
     parser.add_argument("--board", type=board_arg, default=game.rules(5, 5, 4))
-    parser.add_argument("--players", nargs="+", default=list(PLAYERS), choices=player_names())
+    parser.add_argument("--players", nargs="*", default=list(PLAYERS), choices=player_names())
     parser.add_argument("--models", nargs="+", type=Path, default=[], metavar="PATH",
                         help="saved models to grade after the players (model.npz or model.zip)")
     parser.add_argument("--sample", type=bounded_int(1, 10_000), default=60,

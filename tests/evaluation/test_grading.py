@@ -135,6 +135,27 @@ def test_the_benchmark_grades_players_and_writes_only_to_out(tmp_path, capsys):
     row = data["players"][0]
     assert row["player"] == "heuristic" and row["sampled"]["games"]["positions"] == 2
     assert {r["result"] for r in row["best_response"].values()} <= {"loss", "undecided"}
-    assert "not yet graded" in data["not_measured"]
     assert "| heuristic |" in capsys.readouterr().out
     assert [p.name for p in out.parent.iterdir()] == ["grading.json"]
+
+
+def test_the_benchmark_grades_a_saved_model_with_its_training(tmp_path, capsys):
+    bench = benchmark_module("grading")
+    (tmp_path / "run").mkdir()
+    model = _model(tmp_path / "run" / "model.npz")
+    (tmp_path / "run" / "results.json").write_text(json.dumps(
+        {"config": {"algo": "alphazero"}, "learning_curve": [{"episodes": 7, "seconds": 1.0}]}))
+    out = tmp_path / "grading.json"
+    assert bench.main(["--board", "4x5x4", "--players", "--models", str(model), "--sample", "2",
+                       "--walk-nodes", "5", "--out", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["players"]
+    assert row["player"] == "alphazero (run)" and row["model"] == str(model)
+    assert row["training"] == {"algo": "alphazero", "episodes": 7}
+    assert row["sampled"]["uniform"]["positions"] == 2
+
+
+def test_the_benchmark_refuses_a_model_of_another_board(tmp_path):
+    bench = benchmark_module("grading")
+    model = _model(tmp_path / "model.npz")
+    with pytest.raises(SystemExit, match="is a 4x5x4 model; --board is 5x5x4"):
+        bench.main(["--players", "heuristic", "--models", str(model), "--sample", "1"])
