@@ -232,9 +232,22 @@ def _interruptible(search: Callable[[], int], stats: npt.NDArray[np.int64]) -> i
         worker.join()
         raise
     if isinstance(found[0], Exception):
-        error = found[0]
-        if type(error).__module__.startswith("numba"):  # typing, lowering: one line, not pages
-            raise CoreUnavailable(f"the compiled search core failed to compile: "
-                                  f"{str(error).splitlines()[0]}") from None
-        raise error
+        raise as_unavailable(found[0])
     return found[0]
+
+
+def as_unavailable(error: Exception) -> Exception:
+    """numba's typing and lowering errors as one line (CoreUnavailable), not pages; any other
+    error as it is."""
+    if type(error).__module__.startswith("numba"):
+        return CoreUnavailable("the compiled search core failed to compile: "
+                               f"{str(error).splitlines()[0]}")
+    return error
+
+
+def call_compiled(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` of a compiled kernel, compile errors as one line (as_unavailable)."""
+    try:
+        return function(*args)
+    except Exception as error:
+        raise as_unavailable(error) from None

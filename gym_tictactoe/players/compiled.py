@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from gym_tictactoe.game.proofs import CoreUnavailable, import_compiled
+from gym_tictactoe.game.proofs import call_compiled, import_compiled
 from gym_tictactoe.players.threats import Geometry
 
 # Transposition-table slots, 48 bytes each (two 64-bit keys, depth, bound, score, move): the
@@ -108,12 +107,4 @@ class Search:
                                        best_moves, self.geo, self.pos, self.tt, self.run)
         return int(best), set(best_moves[:count].tolist()), int(done)
 
-    @staticmethod
-    def _call(function: Callable[..., Any], *args: Any) -> Any:
-        try:
-            return function(*args)
-        except Exception as error:  # numba's typing and lowering errors: one line, not pages
-            if type(error).__module__.startswith("numba"):
-                raise CoreUnavailable(f"the compiled search core failed to compile: "
-                                      f"{str(error).splitlines()[0]}") from None
-            raise
+    _call = staticmethod(call_compiled)

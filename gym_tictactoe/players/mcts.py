@@ -45,7 +45,7 @@ import numpy.typing as npt
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_flag, check_int, check_number
 from gym_tictactoe.game.positions import Position
-from gym_tictactoe.game.proofs import CoreUnavailable, import_compiled
+from gym_tictactoe.game.proofs import call_compiled, import_compiled
 from gym_tictactoe.players import Player
 from gym_tictactoe.seeding import check_seed
 
@@ -179,15 +179,7 @@ class Tree:
         if self.counters[self.core.EDGES] + self.n_cells > len(self.edges):
             self.edges, self.stats = _doubled(self.edges), _doubled(self.stats.T).T.copy()
 
-    @staticmethod
-    def _call(function, *args):
-        try:
-            return function(*args)
-        except Exception as error:  # numba's typing and lowering errors: one line, not pages
-            if type(error).__module__.startswith("numba"):
-                raise CoreUnavailable(f"the compiled search core failed to compile: "
-                                      f"{str(error).splitlines()[0]}") from None
-            raise
+    _call = staticmethod(call_compiled)
 
 
 def _doubled(array: npt.NDArray) -> npt.NDArray:
