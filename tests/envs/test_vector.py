@@ -7,6 +7,7 @@ import tracemalloc
 import warnings
 from typing import Any
 
+import boards_helpers
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -21,7 +22,6 @@ import gym_tictactoe  # noqa: F401  (registers TicTacToe-v0)
 from gym_tictactoe import game
 from gym_tictactoe.envs import rendering
 from gym_tictactoe.envs.env import TicTacToeEnv
-from gym_tictactoe.envs.options import WINNER_NAMES
 from gym_tictactoe.envs.vector import TicTacToeVectorEnv, memory_needed, vectorize_opponent
 from gym_tictactoe.game import solver, starts
 from gym_tictactoe.game.batch import new_batch
@@ -62,23 +62,8 @@ def choose_actions(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
 
 def batch_singles(steps: list[Step]) -> Step:
     """Single-env (obs, reward, terminated, truncated, info) tuples laid out as the vector env
-    lays out its own results."""
-    obs, rewards, terminated, truncated, infos = zip(*steps, strict=True)
-    opponent = np.array([i["opponent_action"] for i in infos], dtype=np.int8)
-    illegal = np.array([i["illegal_action"] for i in infos])
-    info = {
-        "action_mask": np.stack([i["action_mask"] for i in infos]),
-        "agent_mark": np.array([game.MARKS[i["agent_mark"]] for i in infos], dtype=np.int8),
-        "board": np.stack([i["board"] for i in infos]),
-        "opponent_action": opponent,
-        "_opponent_action": opponent != -1,
-        "winner": np.array([WINNER_NAMES.index(i["winner"]) for i in infos], dtype=np.int8),
-        "_winner": np.array(terminated),
-        "illegal_action": illegal,
-        "_illegal_action": illegal.copy(),
-    }
-    return (np.stack(obs), np.array(rewards, dtype=np.float32), np.array(terminated),
-            np.array(truncated), info)
+    lays out its own results (3x3: 9 cells)."""
+    return boards_helpers.batch_singles(steps, 9)
 
 
 def as_step(obs: np.ndarray, info: dict[str, Any]) -> Step:
