@@ -75,8 +75,11 @@ def training(path: Path) -> dict[str, Any]:
     except (OSError, ValueError, KeyError, IndexError, TypeError):
         return {}
     keys = ("episodes", "timesteps", "train_seconds", "train_cpu_seconds")
-    return {"algo": results.get("config", {}).get("algo"),
-            **{key: last[key] for key in keys if key in last}}
+    found = {"algo": results.get("config", {}).get("algo"),
+             **{key: last[key] for key in keys if key in last}}
+    if "train_seconds" not in found and "train_seconds" in results.get("timings", {}):
+        found["train_seconds"] = results["timings"]["train_seconds"]  # SB3's curve has none
+    return found
 
 
 def grade_all(args: argparse.Namespace) -> list[dict[str, Any]]:

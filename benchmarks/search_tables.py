@@ -255,9 +255,23 @@ def q_defaults_rows(results: Path) -> list[list[str]]:
     return rows
 
 
+def _contender(row: dict[str, Any]) -> str:
+    """A built-in player's name, or a saved model's algorithm with what its training cost."""
+    if "model" not in row:
+        return f"`{row['player']}`"
+    done = row.get("training") or {}
+    budget = (f"{done['timesteps']:,} timesteps" if "timesteps" in done else
+              f"{done['episodes']:,} self-play games" if "episodes" in done else "")
+    if "train_seconds" in done:
+        budget += f", {done['train_seconds'] / 60:.0f} min"
+    if "train_cpu_seconds" in done:
+        budget += f" ({done['train_cpu_seconds'] / 60:.0f} CPU min)"
+    return f"{done.get('algo', row['player'])} model ({budget.lstrip(', ')})"
+
+
 def grading(results: Path) -> str:
-    """Sampled exact grading of the search players (``benchmarks/grading.py``): each sampling's
-    optimal-move rate with its 95% Wilson interval, and the best response per seat."""
+    """Sampled exact grading of the search players and trained models (``benchmarks/grading.py``):
+    each sampling's optimal-move rate with its 95% Wilson interval, the best response per seat."""
     data = load(results, "grading_5x5x4.json")
 
     def rate(found: dict[str, Any]) -> str:
@@ -275,7 +289,7 @@ def grading(results: Path) -> str:
             return found["result"]
         return f"{found['result']} (no loss within {within} opponent move{'s' * (within > 1)})"
 
-    rows = [[f"`{row['player']}`", rate(row["sampled"]["games"]), rate(row["sampled"]["uniform"]),
+    rows = [[_contender(row), rate(row["sampled"]["games"]), rate(row["sampled"]["uniform"]),
              seat(row["best_response"]["X"]), seat(row["best_response"]["O"]),
              f"{row['seconds']:.0f} s"] for row in data["players"]]
     return (markdown(["player", "own games: rate [95% CI]", "random depth: rate [95% CI]",
