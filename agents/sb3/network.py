@@ -195,7 +195,7 @@ def _summary(tensors: dict[str, th.Tensor]) -> str:
 
 class NoOptimizer:
     """The optimiser of a policy built to play, which never learns: building torch's Adam
-    imports its compiler on first use, 4 s and 70 MB, more than the rest of loading."""
+    imports its compiler on first use, costing more than the rest of loading (docs/agents.md)."""
 
     def __init__(self, params: Any, **kwargs: Any) -> None:
         self.param_groups: list[dict[str, Any]] = []

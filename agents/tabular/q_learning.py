@@ -24,7 +24,7 @@ margin of at least 0.23 (solved exactly by dynamic programming), and its random 
 agent into the positions that follow mistakes. A mixture drawn per episode that includes a purely
 random player has no such guarantee: a position only a random player blunders into is valued
 against random play there. Against ``"random+heuristic+epsilon:epsilon=0.2+minimax"`` training
-touches perfect play only now and then, about 4 times later, and falls back to 8-32 blunders.
+touches perfect play only now and then, later, and falls back to a few dozen blunders at most.
 """
 
 from __future__ import annotations
