@@ -295,3 +295,25 @@ def grading(results: Path) -> str:
     return (markdown(["player", "own games: rate [95% CI]", "random depth: rate [95% CI]",
                       "best response as X", "as O", "time"], rows)
             + f"\n{recorded(data)}\n")
+
+
+def exact_rows(results: Path) -> list[list[str]]:
+    """The headline's rows past 16 cells: the published m,n,k values proved from the empty board,
+    and the trained models' sampled optimal-move rate on 5x5x4."""
+    proofs = load(results, "proofs.json")
+    runs = proofs["runs"]
+    agree = [run for run in runs if run["value"] == run["published"]]
+    unknown = [run["board"] for run in runs if run["value"] == "unknown"]
+    slowest = max((run for run in agree), key=lambda run: run["seconds"])
+    rows = [[f"proof solver, the published m,n,k values ({', '.join(r['board'] for r in runs)})",
+             f"{len(agree)} of {len(runs)} reproduced from the empty board, each within "
+             f"{slowest['seconds']:.0f} s ({slowest['board']})"
+             + (f"; {', '.join(unknown)} unknown within its budget" if unknown else ""),
+             recorded(proofs)]]
+    grading = load(results, "grading_5x5x4.json")
+    models = [row for row in grading["players"] if "model" in row]
+    if models:
+        rates = [f"{_contender(row)}: {row['sampled']['games']['rate']:.1%}" for row in models]
+        rows.append(["trained models graded exactly on 5x5x4 (optimal moves in their own games, "
+                     "250 positions, every verdict proved)", "; ".join(rates), recorded(grading)])
+    return rows

@@ -72,6 +72,7 @@ def headline(results: Path) -> str:
         sb3_boards_row(results),
         *alphazero_long_rows(results),
         *search_tables.elo_rows(results),
+        *search_tables.exact_rows(results),
         ["single env, 3x3, against PettingZoo's `tictactoe_v3`",
          f"{ratio(single['gym-tictactoe'] / single['PettingZoo env()'])} the moves "
          "per second", "`make bench`"]])
