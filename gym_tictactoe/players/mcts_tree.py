@@ -221,7 +221,7 @@ def drop(tree, node: int, e: int) -> None:
     nodes[node, TRIED] -= e - first < nodes[node, TRIED]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # type: ignore[call-overload]  # numba's stubs omit _nrt
 def run(budget: int, exploration: float, tree, board, scratch) -> int:
     """Simulate until ``budget`` simulations in all or a proven root (DONE), or until the
     arrays may lack room for the next simulation's node and moves (ROOM)."""
