@@ -6,7 +6,8 @@ cells, 4 on 15 x 15; bit ``c % 64`` of word ``c // 64`` is cell ``c``, row-major
 bit mask of each win line and ``starts``/``through`` the lines through each cell
 (``through[starts[c] : starts[c + 1]]``); :func:`rays` the cells along each line direction from
 each cell. The kernels answer what a search asks of a position: the win test on the lines
-through the last move (:func:`wins_at`, on the rays), the immediate threats (empty cells that would
+through the last move (:func:`wins_at`, on the rays; :func:`lane_wins`, a random playout's, on
+each side's stones laid out in :func:`lanes`), the immediate threats (empty cells that would
 complete a line of a side) and the forced block (the opponent's one threat, or a lost position
 when it has two). The boards of at most 64 cells have their own one-word kernels
 (:mod:`.bitboard`), which the proof solver uses.
@@ -23,6 +24,7 @@ from gym_tictactoe.game.bitboard import lowest_cell, popcount
 
 ONE = np.uint64(1)
 ZERO = np.uint64(0)
+LANE = np.uint64(0xFFFF)
 
 
 def tables(rules: Rules) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64],
@@ -91,39 +93,45 @@ def wins_at(stones, cell: int, rays) -> bool:
     return False
 
 
-def word_shifts(rules: Rules) -> npt.NDArray[np.uint64]:
-    """(3, 4) uint64, :func:`wins_word`'s table for a board of at most 64 cells: each line
-    direction's step between cells, the cells whose next cell that way is on the board, and the
-    win length (first column)."""
-    if rules.n_cells > 64:
-        raise ValueError(f"one word holds 64 cells; the {rules.name} board has {rules.n_cells}")
-    table = np.zeros((3, 4), np.uint64)
-    for d, (dr, dc) in enumerate(((0, 1), (1, 0), (1, 1), (1, -1))):
-        table[0, d] = dr * rules.cols + dc
-        table[1, d] = sum(1 << (r * rules.cols + c) for r in range(rules.rows)
-                          for c in range(rules.cols)
-                          if 0 <= r + dr < rules.rows and 0 <= c + dc < rules.cols)
-    table[2, 0] = rules.win_length
+def lanes(rules: Rules) -> npt.NDArray[np.int64]:
+    """(cells + 1, 4) int64, :func:`lane_wins`'s table: each cell's bit in each line direction's
+    lanes (row, column, diagonal, anti-diagonal). A lane is 16 bits of a word, one row, column or
+    diagonal of the board in order, so that a run of stones along it is a run of bits, with at
+    least one bit always clear at its top (a side is at most 15 cells). Last row: the win length
+    and the words a side's lanes take."""
+    rows, cols = rules.rows, rules.cols
+    diagonals = rows + cols - 1
+    table = np.zeros((rules.n_cells + 1, 4), np.int64)
+    for cell in range(rules.n_cells):
+        r, c = divmod(cell, cols)
+        lane = (r, rows + c, rows + cols + c - r + rows - 1, rows + cols + diagonals + r + c)
+        table[cell] = [16 * n + (c if d == 0 else r) for d, n in enumerate(lane)]
+    table[-1, :2] = rules.win_length, (rows + cols + 2 * diagonals + 3) // 4
     return table
 
 
 @njit(cache=True, inline="always")
-def wins_word(stones: np.uint64, shifts) -> bool:
-    """Whether the one-word ``stones`` hold a whole line: in some direction, a run of the win
-    length, found for every start cell at once by shifting (a few operations and no branch per
-    cell, where :func:`wins_at` walks cell by cell). A board with no line before the last move
-    has one now exactly when one passes through that move."""
-    k = int(shifts[2, 0])
-    if k == 1:
-        return stones != ZERO
+def lane_put(bits, side: int, cell: int, lanes) -> np.uint64:
+    """Put a stone of ``side`` (a row of ``bits``, its lanes) on ``cell``; return the four lanes
+    through it, one in each 16 bits (the row first)."""
+    found = ZERO
     for d in range(4):
-        step = shifts[0, d]
-        run = stones & shifts[1, d] & (stones >> step)  # cell and its next: a run of 2
-        for _ in range(k - 2):
-            run &= run >> step
-        if run != ZERO:
-            return True
-    return False
+        b = lanes[cell, d]
+        bits[side, b >> 6] |= ONE << np.uint64(b & 63)
+        found |= ((bits[side, b >> 6] >> np.uint64(b & 48)) & LANE) << np.uint64(16 * d)
+    return found
+
+
+@njit(cache=True, inline="always")
+def lane_wins(bits, side: int, cell: int, lanes) -> bool:
+    """Put a stone of ``side`` on ``cell`` (see :func:`lane_put`); whether it completes a line.
+    The four lanes through the move are tested at once, a few shifts and no branch: a run of the
+    win length in one lane cannot spill into the next, whose lowest bit meets a clear top bit."""
+    found = lane_put(bits, side, cell, lanes)
+    run = found
+    for i in range(1, lanes[lanes.shape[0] - 1, 0]):
+        run &= found >> np.uint64(i)
+    return run != ZERO
 
 
 @njit(cache=True)

@@ -99,8 +99,7 @@ def board_tables(rules: game.Rules, radius: int) -> tuple:
                                   words)
     star = [wide.bits_of(ray[ray < rules.n_cells], words) for ray in rules.rays]
     return (masks, starts, through, near, wide.bits_of(range(rules.n_cells), words),
-            wide.bits_of(centre, words), wide.rays(rules),
-            wide.word_shifts(rules) if words == 1 else np.zeros((3, 4), np.uint64),
+            wide.bits_of(centre, words), wide.lanes(rules),
             np.array(star, np.uint64).reshape(rules.n_cells, words))
 
 
@@ -133,7 +132,7 @@ class Tree:
                       np.zeros((edges, 3), np.int64), np.zeros((3, edges)),
                       (np.zeros((2, self.n_cells + 2), np.int64),
                        np.zeros(self.n_cells, np.int64), np.zeros(self.n_cells, np.int64),
-                       np.zeros((3, words), np.uint64)))
+                       np.zeros((2, self.board[6][-1, 1]), np.uint64)))
         self.states, self.nodes, self.edges, self.stats, self.scratch = arrays
 
     @property

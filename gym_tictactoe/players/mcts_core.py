@@ -10,13 +10,12 @@ at most 64 cells; elsewhere those within ``radius`` king moves of a stone, as th
 player does). A move only changes the lines through its cell, so a child's winning cells are
 its parent's updated on those lines alone.
 
-``board`` is the tuple ``(masks, starts, through, near, full, centre, rays, shifts, star)``:
-the line masks and the lines through each cell (``wide.tables``), each cell's neighbourhood
-(``radius``), the board's cells and its centre cells (each a bitboard), the win tests'
-``wide.rays`` and ``wide.word_shifts`` (boards of one word; zeros elsewhere), and each cell's
-star: the other cells of the lines through it (a bitboard). The small kernels called on every
-move are inlined (``inline="always"``): a call between compiled functions costs about as much
-as the work of one. Random numbers come from splitmix64 (Steele et al. 2014) on one uint64 of
+``board`` is the tuple ``(masks, starts, through, near, full, centre, lanes, star)``: the line
+masks and the lines through each cell (``wide.tables``), each cell's neighbourhood (``radius``),
+the board's cells and its centre cells (each a bitboard), the playouts' ``wide.lanes``, and each
+cell's star: the other cells of the lines through it (a bitboard). The small kernels called on
+every move are inlined (``inline="always"``): a call between compiled functions costs about as
+much as the work of one. Random numbers come from splitmix64 (Steele et al. 2014) on one uint64 of
 state, seeded from the player's NumPy generator: the search owns its stream.
 """
 
@@ -27,7 +26,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from gym_tictactoe.game.bitboard import lowest_cell, popcount
-from gym_tictactoe.game.wide import put, threats, wins_at, wins_word
+from gym_tictactoe.game.wide import lane_put, lane_wins, put, threats
 
 MINE, THEIRS, MY_WINS, THEIR_WINS, NEAR = range(5)
 ONE = np.uint64(1)
@@ -105,7 +104,7 @@ def child(src, cell: int, dst, narrow: bool, board) -> None:
         dst[NEAR, w] = src[NEAR, w] | near[cell, w] if narrow else src[NEAR, w]
     # A line through the move is one short only with k - 2 of the mover's stones already on
     # the move's star: on a sparse board most moves have none to look at.
-    if not at_least(src[MINE], board[8][cell], board[6][board[6].shape[0] - 1, 0] - 2):
+    if not at_least(src[MINE], board[7][cell], board[6][board[6].shape[0] - 1, 0] - 2):
         return
     for j in range(starts[cell], starts[cell + 1]):
         missing = one_missing(masks[through[j]], dst[THEIRS], dst[MINE])
@@ -148,34 +147,28 @@ def candidates(state, narrow: bool, board, scratch, out) -> int:
 
 
 @njit(cache=True, inline="always")
-def playout(state, board, rng, scratch, free) -> int:
+def playout(state, board, rng, sides, free) -> int:
     """The result of one uniformly random game from ``state`` for its side to move: 1 win, -1
-    loss, 0 draw. ``scratch`` (3, words) and ``free`` (cells) are room to work in."""
-    full, rays, shifts, one_word = board[4], board[6], board[7], board[4].size == 1
-    star, need = board[8], rays[rays.shape[0] - 1, 0] - 1
-    mover, other, empty = scratch[0], scratch[1], scratch[2]
+    loss, 0 draw. ``sides`` (2, lane words: ``wide.lanes``) and ``free`` (cells) are room to
+    work in: the empty cells are drawn from ``free`` (each leaves the pool), and each side's
+    stones are kept in lanes, where the win test through a move is a few shifts."""
+    full, lanes = board[4], board[6]
     for w in range(full.size):
-        mover[w], other[w] = state[MINE, w], state[THEIRS, w]
-        empty[w] = full[w] & ~(state[MINE, w] | state[THEIRS, w])
-    n = cells_of(empty, free)
-    sign = 1
+        sides[0, w] = full[w] & ~(state[MINE, w] | state[THEIRS, w])
+    n = cells_of(sides[0, :full.size], free)
+    sides[:] = ZERO
+    for side in range(2):  # MINE, THEIRS
+        for i in range(n, n + cells_of(state[side], free[n:])):
+            lane_put(sides, side, free[i], lanes)
+    side, sign = 0, 1
     while n > 0:
         pick = below(rng, n)
         n -= 1
         cell = free[pick]
-        free[pick] = free[n]  # the cell drawn leaves the pool
-        if one_word:
-            put(mover, cell)
-            if wins_word(mover[0], shifts):
-                return sign
-        else:
-            # A move completes a line only with k - 1 stones of its side on its lines, within
-            # k - 1 cells: counting them spares most moves of a sparse big board the walk.
-            may_win = at_least(mover, star[cell], need)
-            put(mover, cell)
-            if may_win and wins_at(mover, cell, rays):
-                return sign
-        mover, other, sign = other, mover, -sign
+        free[pick] = free[n]
+        if lane_wins(sides, side, cell, lanes):
+            return sign
+        side, sign = 1 - side, -sign
     return 0
 
 

@@ -11,7 +11,8 @@ and the rows of ``stats`` (3, edges): ``TOTAL``, the sum of the results for the 
 move, its ``MEAN`` and ``BONUS``, 1 / sqrt(visits), kept so that selection reads two rows.
 ``counters``: nodes and edges used, simulations run, and the settings ``SOLVE``, ``NARROW``,
 ``WIN`` (cells + 1).
-``scratch``: the path (nodes, edges), a cell list, the playout's cells and three bitboards.
+``scratch``: the path (nodes, edges), a cell list, the playout's cells and its two sides'
+lanes (``wide.lanes``; the first words of a row also serve as a bitboard).
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ def expand(tree, node: int, board, scratch) -> None:
     at random; elsewhere :func:`select` draws each untried move when it tries one."""
     states, nodes, edges, _, counters, rng = tree
     moves = scratch[1]
-    n = candidates(states[node], counters[NARROW] != 0, board, scratch[3][0], moves)
+    n = candidates(states[node], counters[NARROW] != 0, board,
+                   scratch[3][0, :board[4].size], moves)
     for i in range(n - 1 if node == 0 else 0, 0, -1):  # Fisher-Yates
         j = below(rng, i + 1)
         moves[i], moves[j] = moves[j], moves[i]
@@ -221,7 +223,7 @@ def drop(tree, node: int, e: int) -> None:
     nodes[node, TRIED] -= e - first < nodes[node, TRIED]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)  # type: ignore[call-overload]  # numba's stubs omit _nrt
 def run(budget: int, exploration: float, tree, board, scratch) -> int:
     """Simulate until ``budget`` simulations in all or a proven root (DONE), or until the
     arrays may lack room for the next simulation's node and moves (ROOM)."""

@@ -30,17 +30,16 @@ def test_wins_threats_and_blocks_agree_with_the_rules(rows, cols, k):
     masks, _, _ = wide.tables(rules)
     rays, words = wide.rays(rules), masks.shape[1]
     assert words == (rows * cols + 63) // 64
-    scratch, checked = np.zeros(words, np.uint64), 0
+    scratch, checked, lanes = np.zeros(words, np.uint64), 0, wide.lanes(rules)
     for _ in range(6):
-        board = np.zeros(rules.n_cells, np.int8)
+        board, sides = np.zeros(rules.n_cells, np.int8), np.zeros((2, lanes[-1, 1]), np.uint64)
         for ply, cell in enumerate(rng.permutation(rules.n_cells)):
             mark = game.X if ply % 2 == 0 else game.O
             board[cell] = mark
             stones = wide.bits_of(np.flatnonzero(board == mark), words)
             won = bool((board[rules.line_array] == mark).all(axis=1).any())
             assert wide.wins_at(stones, int(cell), rays) == won
-            if words == 1:
-                assert wide.wins_word(stones[0], wide.word_shifts(rules)) == won
+            assert wide.lane_wins(sides, ply % 2, int(cell), lanes) == won
             if won:
                 break
             other = game.SWAP[mark]

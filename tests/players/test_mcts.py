@@ -107,8 +107,8 @@ def test_playouts_follow_exact_random_play(size):
     words = board[0].shape[1]
     state, rng = np.zeros((5, words), np.uint64), np.array([12345], np.uint64)
     core.root(state, False, board)
-    scratch, free = np.zeros((3, words), np.uint64), np.zeros(rules.n_cells, np.int64)
-    results = np.array([core.playout(state, board, rng, scratch, free) for _ in range(20_000)])
+    sides, free = np.zeros((2, board[6][-1, 1]), np.uint64), np.zeros(rules.n_cells, np.int64)
+    results = np.array([core.playout(state, board, rng, sides, free) for _ in range(20_000)])
     exact = game.random_play_outcome(rules)
     for value, name in ((1, "X"), (-1, "O"), (0, "draw")):
         assert abs((results == value).mean() - exact[name]) < 0.015
