@@ -91,6 +91,19 @@ class SelfPlayWorker:
         return self.calls, self.leaves, self.cpu_seconds
 
 
+class WorkerLost(ConnectionError):
+    """A self-play actor died during the run, with its node or its process: Ray restarts
+    neither, so the run cannot go on (the command line says so in one line, exit 4)."""
+
+
+def lost(error: Exception) -> WorkerLost:
+    """Ray's error of a dead actor (several lines) as one line: the reason Ray gives."""
+    reasons = [line.strip() for line in str(error).splitlines()
+               if line.strip().startswith("The actor died because")]
+    reason = reasons[-1] if reasons else type(error).__name__
+    return WorkerLost(f"--workers: a self-play actor died ({reason}); Ray does not restart it")
+
+
 class RayPlayer:
     """A game player for ``Trainer``: each round's games shared among ``workers`` actors."""
 
@@ -106,14 +119,20 @@ class RayPlayer:
         calls = [actor.play.remote(weights, share)
                  for actor, share in zip(self.actors, shares(games, len(self.actors)), strict=True)
                  if share > 0]
-        parts = self.ray.get(calls)
+        parts = self._get(calls)
         return Samples(*(np.concatenate(arrays) for arrays in zip(*parts, strict=True)))
 
     def counts(self) -> tuple[int, int, float]:
         """Network calls, boards evaluated and CPU seconds playing so far, over every actor."""
-        found = self.ray.get([actor.counts.remote() for actor in self.actors])
+        found = self._get([actor.counts.remote() for actor in self.actors])
         calls, leaves, cpu = zip(*found, strict=True)
         return sum(calls), sum(leaves), sum(cpu)
+
+    def _get(self, calls: list[Any]) -> list[Any]:
+        try:
+            return self.ray.get(calls)
+        except self.ray.exceptions.RayActorError as error:
+            raise lost(error) from None
 
     def close(self) -> None:
         """End the actors, and Ray itself if ``connect`` started it."""

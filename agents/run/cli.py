@@ -29,8 +29,9 @@ __all__ = ["main", "parse_args", "script"]
 
 # Exit codes: 0 done, 1 an optional dependency missing, 2 a usage error (or a --snapshot that is
 # no model of ours), 3 the run's files could not be written (a full disk...): nothing was kept;
+# 4 a Ray actor of --workers died (with its node): the last checkpoint is kept;
 # 130 and 143 (as a shell reports 128 + the signal): interrupted (Ctrl-C) or terminated.
-EXIT_MISSING, EXIT_USAGE, EXIT_OUTPUT = 1, 2, 3
+EXIT_MISSING, EXIT_USAGE, EXIT_OUTPUT, EXIT_LOST = 1, 2, 3, 4
 EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143
 
 
@@ -75,12 +76,16 @@ def stopped(stop: BaseException, folder: RunFolder | None = None) -> int:
     """Say in one line that the run was interrupted or terminated (and where its last
     checkpoint is kept, if one is); the exit code."""
     said = "Terminated" if isinstance(stop, Terminated) else "Interrupted"
+    print(f"\n{said}{resumable(folder)}.", file=sys.stderr)
+    return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
+
+
+def resumable(folder: RunFolder | None) -> str:
+    """Where the run's last checkpoint is kept and how to continue it, if it has one."""
     final = None if folder is None else folder.final
     if final is not None and (final / STATE).is_file():
-        said += (f": {final} keeps its last checkpoint; train.py --resume {final} continues "
-                 "the run")
-    print(f"\n{said}.", file=sys.stderr)
-    return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
+        return f": {final} keeps its last checkpoint; train.py --resume {final} continues the run"
+    return ""
 
 
 def _main(argv: list[str] | None, prog: str) -> int:
@@ -109,6 +114,9 @@ def _main(argv: list[str] | None, prog: str) -> int:
         return EXIT_OUTPUT
     except (KeyboardInterrupt, Terminated) as stop:
         return stopped(stop, folder)
+    except ConnectionError as error:  # Ray actors lost with their node (workers.WorkerLost)
+        print(f"{prog}: error: {error}{resumable(folder)}", file=sys.stderr)
+        return EXIT_LOST
     return 0
 
 
