@@ -60,25 +60,6 @@ def choose_actions(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
     return np.where(rng.random(len(masks)) < 0.85, legal, anything)
 
 
-def batch_singles(steps: list[Step]) -> Step:
-    """Single-env (obs, reward, terminated, truncated, info) tuples laid out as the vector env
-    lays out its own results (3x3: 9 cells)."""
-    return boards_helpers.batch_singles(steps, 9)
-
-
-def as_step(obs: np.ndarray, info: dict[str, Any]) -> Step:
-    """A reset as the step that autoresets in NEXT_STEP mode: reward 0, not terminated."""
-    return obs, 0.0, False, False, info
-
-
-def step_singles(envs: list[TicTacToeEnv], actions: np.ndarray, ended: list[bool]) -> Step:
-    """Step each single env, or reset it when its episode ended (NEXT_STEP autoreset by hand)."""
-    steps = [as_step(*env.reset()) if done else env.step(int(action))
-             for env, action, done in zip(envs, actions, ended, strict=True)]
-    ended[:] = [bool(s[2]) for s in steps]
-    return batch_singles(steps)
-
-
 def deterministic_opponents() -> dict[str, Any]:
     minimax = MinimaxOpponent(deterministic=True)
     return {
@@ -90,37 +71,18 @@ def deterministic_opponents() -> dict[str, Any]:
     }
 
 
-class Lockstep:
-    """A vector env and one single env per board, stepped together and compared exactly."""
-
-    def __init__(self, name: str, agent_mark: str, n: int) -> None:
-        self.vec = TicTacToeVectorEnv(n, opponent=deterministic_opponents()[name],
-                                      agent_mark=agent_mark)
-        self.singles = [TicTacToeEnv(deterministic_opponents()[name], agent_mark)
-                        for _ in range(n)]
-        obs, self.info = self.vec.reset(seed=0)
-        expected = batch_singles([as_step(*env.reset(seed=i))
-                                  for i, env in enumerate(self.singles)])
-        assert data_equivalence((obs, self.info), (expected[0], expected[4]), exact=True)
-        self.ended, self.episodes = [False] * n, 0
-
-    def step(self, actions: np.ndarray) -> None:
-        live = ~np.array(self.ended)
-        masks = np.stack([env.action_masks() for env in self.singles])
-        assert (self.vec.action_masks()[live] == masks[live]).all()
-        *result, self.info = self.vec.step(actions)
-        expected = step_singles(self.singles, actions, self.ended)
-        assert data_equivalence((*result, self.info), expected, exact=True)
-        self.episodes += sum(self.ended)
+def lockstep(name: str, agent_mark: str, n: int) -> boards_helpers.Lockstep:
+    """A vector env and one single env per board on 3x3, stepped together and compared exactly."""
+    return boards_helpers.Lockstep((3, 3, 3), name, agent_mark, n)
 
 
 @pytest.mark.parametrize("agent_mark", ["X", "O"])
 @pytest.mark.parametrize("name", sorted(deterministic_opponents()))
 def test_agrees_with_single_envs_step_for_step_across_autoresets(name, agent_mark):
-    lockstep, rng = Lockstep(name, agent_mark, n=16), np.random.default_rng(7)
+    pair, rng = lockstep(name, agent_mark, n=16), np.random.default_rng(7)
     for _ in range(60):
-        lockstep.step(choose_actions(rng, lockstep.info["action_mask"]))
-    assert lockstep.episodes > 2 * 16  # every board went through several autoresets
+        pair.step(choose_actions(rng, pair.info["action_mask"]))
+    assert pair.episodes > 2 * 16  # every board went through several autoresets
 
 
 @settings(max_examples=40, deadline=None)
@@ -131,9 +93,9 @@ def test_agrees_with_single_envs_step_for_step_across_autoresets(name, agent_mar
              max_size=25),
 )
 def test_any_actions_agree_with_single_envs(name, agent_mark, actions):
-    lockstep = Lockstep(name, agent_mark, n=3)
+    pair = lockstep(name, agent_mark, n=3)
     for row in actions:
-        lockstep.step(np.array(row, dtype=np.int64))
+        pair.step(np.array(row, dtype=np.int64))
 
 
 def test_non_integer_actions_are_illegal_moves_as_in_the_single_env():
