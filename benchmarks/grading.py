@@ -31,6 +31,7 @@ from gym_tictactoe import game
 from gym_tictactoe.cli.arguments import board_arg, bounded_int, player_names, seed_arg
 from gym_tictactoe.cli.models import board_of, load
 from gym_tictactoe.evaluation.grading import format_grade, grade
+from gym_tictactoe.extras import MissingExtra
 from gym_tictactoe.players.opponents import parse_opponent
 
 PLAYERS = ("alphabeta", "mcts", "heuristic")
@@ -58,7 +59,10 @@ def contenders(args: argparse.Namespace) -> list[tuple[str, Any, dict[str, Any]]
     found: list[tuple[str, Any, dict[str, Any]]] = [
         (name, PlayerPolicy(name, args.board, args.seed), {}) for name in args.players]
     for path in args.models:
-        policy, kind = load(str(path))
+        try:
+            policy, kind = load(str(path))
+        except (FileNotFoundError, ValueError, MissingExtra) as error:  # as `evaluate` says it
+            raise SystemExit(f"grading.py: {error}") from None
         if board_of(policy).name != args.board.name:
             raise SystemExit(f"grading.py: {path} is a {board_of(policy).name} model; "
                              f"--board is {args.board.name}")

@@ -304,7 +304,7 @@ def exact_rows(results: Path) -> list[list[str]]:
     runs = proofs["runs"]
     agree = [run for run in runs if run["value"] == run["published"]]
     unknown = [run["board"] for run in runs if run["value"] == "unknown"]
-    slowest = max((run for run in agree), key=lambda run: run["seconds"])
+    slowest = max(agree, key=lambda run: run["seconds"])
     rows = [[f"proof solver, the published m,n,k values ({', '.join(r['board'] for r in runs)})",
              f"{len(agree)} of {len(runs)} reproduced from the empty board, each within "
              f"{slowest['seconds']:.0f} s ({slowest['board']})"
@@ -314,6 +314,7 @@ def exact_rows(results: Path) -> list[list[str]]:
     models = [row for row in grading["players"] if "model" in row]
     if models:
         rates = [f"{_contender(row)}: {row['sampled']['games']['rate']:.1%}" for row in models]
-        rows.append(["trained models graded exactly on 5x5x4 (optimal moves in their own games, "
-                     "250 positions, every verdict proved)", "; ".join(rates), recorded(grading)])
+        rows.append([f"trained models graded exactly on 5x5x4 (optimal moves in their own games, "
+                     f"{grading['sample']} positions, every verdict proved)", "; ".join(rates),
+                     recorded(grading)])
     return rows

@@ -154,6 +154,12 @@ def test_the_benchmark_grades_a_saved_model_with_its_training(tmp_path, capsys):
     assert row["sampled"]["uniform"]["positions"] == 2
 
 
+def test_the_benchmark_refuses_a_missing_model_in_one_line(tmp_path):
+    bench = benchmark_module("grading")
+    with pytest.raises(SystemExit, match=r"^grading\.py: .*nothing\.npz"):
+        bench.main(["--players", "--models", str(tmp_path / "nothing.npz"), "--sample", "1"])
+
+
 def test_the_benchmark_refuses_a_model_of_another_board(tmp_path):
     bench = benchmark_module("grading")
     model = _model(tmp_path / "model.npz")
