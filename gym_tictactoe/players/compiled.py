@@ -89,7 +89,7 @@ class Search:
         self.run = (np.zeros((cells + 2, cells + 1), np.int64),
                     np.zeros((2, cells + 1), np.int64), counters, floats,
                     np.zeros((cells + 2, core.FRAME_INTS), np.int64))
-        self._call(core.setup, board.astype(np.int64), self.geo, self.pos)
+        call_compiled(core.setup, board.astype(np.int64), self.geo, self.pos)
 
     @property
     def nodes(self) -> int:
@@ -97,14 +97,13 @@ class Search:
 
     def ordered(self) -> list[int]:
         """The root's candidate moves, best first (at most ``width``)."""
-        n = self._call(self.core.ordered, -1, 0, self.geo, self.pos, self.run)
+        n = call_compiled(self.core.ordered, -1, 0, self.geo, self.pos, self.run)
         return self.run[0][0, :n].tolist()
 
     def deepen(self, moves: list[int], max_depth: int) -> tuple[int, set[int], int]:
         """Iterative deepening over the root ``moves``: (best score, best moves, depth done)."""
         best_moves = np.zeros(len(moves), np.int64)
-        best, count, done = self._call(self.core.deepen, np.array(moves, np.int64), max_depth,
-                                       best_moves, self.geo, self.pos, self.tt, self.run)
+        best, count, done = call_compiled(self.core.deepen, np.array(moves, np.int64), max_depth,
+                                          best_moves, self.geo, self.pos, self.tt, self.run)
         return int(best), set(best_moves[:count].tolist()), int(done)
 
-    _call = staticmethod(call_compiled)

@@ -157,8 +157,8 @@ class Tree:
         while True:
             tree = (self.states, self.nodes, self.edges, self.stats, self.counters, self.seed)
             budget = min(max_simulations, self.simulations + CHUNK)
-            status, move = self._call(core.search, budget, max_simulations, self.exploration,
-                                      tree, self.board, self.scratch, self.cells, self.mark)
+            status, move = call_compiled(core.search, budget, max_simulations, self.exploration,
+                                         tree, self.board, self.scratch, self.cells, self.mark)
             if status == core.DONE:
                 return MCTSResult(int(move), self.simulations, self.proven)
             if status == core.ROOM:
@@ -177,8 +177,6 @@ class Tree:
             self.states, self.nodes = _doubled(self.states), _doubled(self.nodes)
         if self.counters[self.core.EDGES] + self.n_cells > len(self.edges):
             self.edges, self.stats = _doubled(self.edges), _doubled(self.stats.T).T.copy()
-
-    _call = staticmethod(call_compiled)
 
 
 def _doubled(array: npt.NDArray) -> npt.NDArray:
