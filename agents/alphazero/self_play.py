@@ -1,7 +1,9 @@
 """Self-play: many games at once, each move one batched search over all unfinished games.
 
 Games start at the empty board or, for ``start_probability`` of them, at a random unfinished
-position (exploring starts, ``gym_tictactoe.starts``). For the first ``temperature_moves`` moves
+position (exploring starts, ``gym_tictactoe.starts``): uniform, or on a solvable board drawn from
+an ``aim`` (``StartWeights``) that the last exact checkpoint pointed at the positions the raw
+network still plays wrong (``agents.run.alphazero``). For the first ``temperature_moves`` moves
 of each game the move is drawn from the root visit counts raised to ``1 / temperature`` (a
 temperature of 0: the most visited move), then the most visited move is played. Every move
 records the board as its mover sees it, the visit distribution and, when the game ends, its
@@ -22,7 +24,7 @@ import numpy.typing as npt
 from agents.alphazero.search import C_PUCT, Evaluator, relative, search
 from gym_tictactoe import game
 from gym_tictactoe.game import Rules
-from gym_tictactoe.game.starts import draw_starts, side_to_move
+from gym_tictactoe.game.starts import StartWeights, draw_starts, side_to_move
 
 
 @dataclass(frozen=True)
@@ -49,22 +51,25 @@ class Samples:
     outcomes: npt.NDArray[np.float32]
 
 
-def opening_boards(rules: Rules, games: int, probability: float,
-                   rng: np.random.Generator) -> npt.NDArray[np.int8]:
-    """``games`` absolute boards: empty, or for ``probability`` of them a random start."""
+def opening_boards(rules: Rules, games: int, probability: float, rng: np.random.Generator,
+                   aim: StartWeights | None = None) -> npt.NDArray[np.int8]:
+    """``games`` absolute boards: empty, or for ``probability`` of them a random start (drawn
+    from ``aim`` when given, else uniformly)."""
     boards = np.zeros((games, rules.n_cells), dtype=np.int8)
     chosen = np.flatnonzero(rng.random(games) < probability)
     if chosen.size:
-        boards[chosen] = draw_starts(rules, rng, chosen.size)[0]
+        boards[chosen] = (draw_starts(rules, rng, chosen.size)[0] if aim is None
+                          else rules.cells_of(aim.draw(rng, chosen.size)))
     return boards
 
 
 def play_games(rules: Rules, evaluate: Evaluator, games: int, settings: PlaySettings,
-               rng: np.random.Generator) -> Samples:
-    """Play ``games`` self-play games together; their samples in the order they were made."""
+               rng: np.random.Generator, aim: StartWeights | None = None) -> Samples:
+    """Play ``games`` self-play games together, the random starts drawn from ``aim`` when
+    given; their samples in the order they were made."""
     cells = rules.n_cells
     boards = np.full((games, cells + 1), -1, dtype=np.int8)
-    boards[:, :cells] = opening_boards(rules, games, settings.start_probability, rng)
+    boards[:, :cells] = opening_boards(rules, games, settings.start_probability, rng, aim)
     movers, winners = side_to_move(boards[:, :cells]), np.zeros(games, np.int8)
     active, plies = np.ones(games, bool), 0
     seen, targets, who, owner = [], [], [], []

@@ -29,6 +29,7 @@ from agents.alphazero.self_play import PlaySettings, Samples, play_games
 from agents.limits import MAX_BUFFER_BYTES, MAX_WORK_BYTES, check_bytes
 from gym_tictactoe.checks import check_choice, check_int, check_number
 from gym_tictactoe.game import Rules
+from gym_tictactoe.game.starts import StartWeights
 
 ILLEGAL_LOGIT = -1e9  # not -inf: 0 * -inf would make the cross-entropy NaN
 
@@ -45,6 +46,8 @@ class AlphaZeroSettings:
     buffer_size: int = 20_000
     learning_rate: float = 2e-3
     weight_decay: float = 1e-4
+    # Annealed geometrically from learning_rate to this over the run's budget (None: fixed).
+    learning_rate_end: float | None = None
 
     def __post_init__(self) -> None:
         play = self.play
@@ -62,6 +65,8 @@ class AlphaZeroSettings:
         # far beyond 1 they overflow (and no run learns there).
         check_number(self.learning_rate, "learning_rate", 0.0, 1.0, low_open=True)
         check_number(self.weight_decay, "weight_decay", 0.0, 1.0)
+        check_number(self.learning_rate_end, "learning_rate_end", 0.0, 1.0, low_open=True,
+                     none=True)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -106,6 +111,9 @@ class Trainer:
         self.buffer = ReplayBuffer(rules, settings.buffer_size)
         self.rng = np.random.default_rng(seed)
         self.games = 0
+        # Where the random starts go (``self_play.opening_boards``; None: uniform), set at the
+        # exact checkpoints; not saved: a resumed run starts uniform until its first one.
+        self.aim: StartWeights | None = None
         self.seconds = 0.0  # of self-play and gradient steps: checkpoints are not counted
         # The same rounds' CPU time in this process (what a shared machine's wall clock hides;
         # Ray workers count theirs apart); None once resumed from a state that did not keep it.
@@ -122,10 +130,27 @@ class Trainer:
         return self
 
     def set_learning_rate(self, rate: float) -> None:
-        """Train on at ``rate`` (the settings and the optimiser; its moments are kept)."""
+        """Train on at ``rate`` (the settings and the optimiser; its moments are kept); with
+        ``learning_rate_end``, the schedule's start from now on."""
         self.settings = replace(self.settings, learning_rate=rate)  # checked there
+        self._use_rate(rate)
+
+    @property
+    def learning_rate(self) -> float:
+        """The rate the optimiser steps at now (the schedule's, where there is one)."""
+        return float(self.optimizer.param_groups[0]["lr"])
+
+    def _use_rate(self, rate: float) -> None:
         for group in self.optimizer.param_groups:
             group["lr"] = rate
+
+    def anneal(self, schedule: Schedule) -> None:
+        """With ``learning_rate_end``, the optimiser's rate for the share of ``schedule``'s
+        budget spent so far: from ``learning_rate`` to the end geometrically, then the end."""
+        end = self.settings.learning_rate_end
+        if end is not None:
+            start = self.settings.learning_rate
+            self._use_rate(start * (end / start) ** schedule.spent(self.games, self.seconds))
 
     @property
     def policy(self) -> AlphaZeroPolicy:
@@ -138,7 +163,8 @@ class Trainer:
     def round(self, games: int) -> float:
         """Play ``games`` self-play games, then the round's gradient steps; the mean loss."""
         if self.player is None:
-            samples = play_games(self.rules, self.evaluate, games, self.settings.play, self.rng)
+            samples = play_games(self.rules, self.evaluate, games, self.settings.play, self.rng,
+                                 self.aim)
         else:
             samples = self.player(self.net, games)
         self.buffer.add(samples)
@@ -176,6 +202,7 @@ class Trainer:
             before = (self.games, self.seconds)
             played = self.settings.games_per_round if budget is None else min(
                 self.settings.games_per_round, budget - self.games)
+            self.anneal(schedule)
             began, began_cpu = time.perf_counter(), time.process_time()
             self.round(played)
             self.seconds += time.perf_counter() - began
@@ -206,6 +233,16 @@ class Schedule:
     def finished(self, games: int, seconds: float) -> bool:
         return ((self.games is not None and games >= self.games)
                 or (self.minutes is not None and seconds >= 60 * self.minutes))
+
+    def spent(self, games: int, seconds: float) -> float:
+        """The share of the budget spent, in [0, 1]: the larger of the games' and the
+        minutes'."""
+        shares = [0.0]
+        if self.games is not None:
+            shares.append(games / self.games)
+        if self.minutes is not None:
+            shares.append(seconds / (60 * self.minutes))
+        return min(1.0, max(shares))
 
     def due(self, before: tuple[int, float], now: tuple[int, float]) -> bool:
         """Whether the round from ``before`` to ``now`` (games, seconds) ends at a checkpoint."""

@@ -77,6 +77,8 @@ SCHEMAS: dict[str, dict[str, Check]] = {
                   "temperature": _number(), "temperature_moves": _int(0),
                   "games_per_round": _int(), "steps_per_round": _int(), "batch_size": _int(),
                   "buffer_size": _int(), "learning_rate": _number(0.0, 1.0, low_open=True),
+                  "learning_rate_end": _number(0.0, 1.0, low_open=True, none=True),
+                  "focus_share": _number(0.0, 1.0), "back_share": _number(0.0, 1.0),
                   "weight_decay": _number(0.0, 1.0), "channels": _int(), "blocks": _int(0),
                   "target": _choice("completed_q", "visits")},
     "sb3": {"timesteps": _int(), "n_envs": _int(), "eval_every": _int(none=True),

@@ -19,6 +19,7 @@ from agents.alphazero.state import STATE_FILE, load_state, save_state
 from agents.alphazero.training import AlphaZeroSettings, Checkpoint, Trainer, check_memory
 from agents.run.checkpoint import Checkpointer
 from agents.run.config import RunConfig, Trained, env_options
+from agents.tabular.focus import Focus
 
 PLAY_FIELDS = tuple(f.name for f in dataclasses.fields(AlphaZeroSettings().play))
 NETWORK_FIELDS = tuple(f.name for f in dataclasses.fields(AlphaZeroSettings().network))
@@ -61,6 +62,8 @@ def train(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trai
     from agents.sb3 import torch_threads
 
     trainer, before = _trainer(config, checkpoint)
+    if config.focus is not None and config.focus.aims:
+        checkpoint.steer = partial(aim_starts, trainer, config.focus)
     player = trainer.player = _player(config, trainer.settings)
     bar = _bar(config, trainer.games)
     try:
@@ -79,7 +82,8 @@ def train(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trai
                 "train_seconds": round(trainer.seconds, 3),
                 "train_cpu_seconds": _rounded(trainer.cpu_seconds), "workers": config.workers,
                 "resumed_from": None if config.resume is None else str(config.resume),
-                "hyperparameters": trainer.settings.as_dict()}
+                "hyperparameters": trainer.settings.as_dict(),
+                **(config.focus or Focus()).settings()}
     save = partial(_save, trainer)
     return Trained(trainer.policy, save, "model.npz", "self", settings, seconds_before=before)
 
@@ -111,7 +115,7 @@ def _saving(trainer: Trainer, checkpoint: Checkpointer, config: RunConfig) -> Ch
     def on_eval(policy: Any, games: int) -> bool:
         stop = checkpoint(policy, games, train_seconds=trainer.seconds,
                           train_cpu_seconds=trainer.cpu_seconds,
-                          setting={"learning_rate": trainer.settings.learning_rate})
+                          setting={"learning_rate": trainer.learning_rate})
         if checkpoint.state_file is not None:
             with checkpoint.writing(STATE_FILE):
                 save_state(checkpoint.state_file, trainer, run, checkpoint.seconds,
@@ -119,6 +123,19 @@ def _saving(trainer: Trainer, checkpoint: Checkpointer, config: RunConfig) -> Ch
         return stop
 
     return on_eval
+
+
+def aim_starts(trainer: Trainer, focus: Focus, policy: Any, moves: Any,
+               games: int) -> dict[str, Any]:
+    """At an exact checkpoint (``Checkpointer.steer``): aim ``trainer``'s random starts as
+    ``focus`` says, from the raw network's moves in every position (``moves``, the table the
+    evaluation read); what the learning-curve entry adds: ``wrong``, the positions played
+    wrong."""
+    from agents.tabular.starts import aimed_weights
+
+    trainer.aim, wrong = aimed_weights(trainer.rules, moves, focus.share, focus.back_share,
+                                       focus.ahead_share)
+    return {"wrong": int(wrong.sum())}
 
 
 def _player(config: RunConfig, settings: AlphaZeroSettings) -> Any:

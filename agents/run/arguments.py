@@ -29,6 +29,7 @@ from agents.run.config import (
     check_out,
 )
 from agents.run.flags import (
+    AIM_FLAGS,
     ALPHAZERO_FLAGS_NAMES,
     ALPHAZERO_ONLY,
     PROG,
@@ -97,7 +98,7 @@ def config_of(args: argparse.Namespace, device: str = "cpu",
         timesteps=args.timesteps or TIMESTEPS, n_envs=args.n_envs, canonical=args.canonical,
         start=args.start, start_probability=args.start_probability,
         eval_every=args.eval_every, games=args.games, out=args.out, name=args.name,
-        progress=not args.no_progress, self_play=self_play_of(args), q_focus=q_focus_of(args),
+        progress=not args.no_progress, self_play=self_play_of(args), focus=focus_of(args),
         workers=args.workers, ray_address=args.ray_address, device=device,
         hyperparams=recorded)
 
@@ -123,7 +124,7 @@ def parse_args(argv: list[str] | None = None, prog: str = PROG) -> RunConfig:
     device, recorded = fill_defaults(parser, args)
     check_flags(parser, args)
     check_alphazero_flags(parser, args)
-    check_q_focus_flags(parser, args)
+    check_focus_flags(parser, args)
     config = config_of(args, device, recorded)
     try:
         check_limits(config)
@@ -222,17 +223,25 @@ def check_sb3_envs(config: RunConfig) -> None:
                 f"the rollout buffer of {steps} transitions an env")
 
 
-def check_q_focus_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+def check_focus_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """The steering flags with another algorithm, shares over 1 or a flag without the one it
     modifies are a usage error."""
-    given = [flag for flag in Q_FOCUS_FLAGS if getattr(args, dest(flag)) is not None]
+    given = [flag for flag in Q_FOCUS_FLAGS if getattr(args, dest(flag)) is not None
+             and not (args.algo == "alphazero" and flag in AIM_FLAGS)]
     if given and args.algo != "q":
+        if given[0] in AIM_FLAGS:
+            parser.error(f"{given[0]} applies to --algo q and alphazero only (their aimed "
+                         "starts)")
         parser.error(f"{given[0]} applies to --algo q only (tabular starts and learning rate)")
     shares = (args.focus_share or 0.0) + (args.back_share or 0.0)
     if shares > 1:
         parser.error(f"--focus-share + --back-share must be at most 1 (the rest of the random "
                      f"starts stays uniform); got {shares:g} (a flag left out takes "
-                     f"agents/hyperparams/q.yml's value for {args.board.name})")
+                     f"agents/hyperparams/{args.algo}.yml's value for {args.board.name})")
+    if shares and not args.board.solvable:
+        parser.error(f"--focus-share and --back-share aim the starts at the positions an exact "
+                     f"checkpoint finds played wrong: boards of at most {game.SOLVED_CELLS} "
+                     f"cells; {args.board.name} has {args.board.n_cells}")
     if shares and args.start == "empty":
         parser.error("--focus-share and --back-share aim the random starts: they need --start "
                      "random (the default)")
@@ -243,7 +252,7 @@ def check_q_focus_flags(parser: argparse.ArgumentParser, args: argparse.Namespac
         parser.error("--alpha-episodes needs --alpha-end, the learning-rate floor it anneals to")
 
 
-def q_focus_of(args: argparse.Namespace) -> Any:
+def focus_of(args: argparse.Namespace) -> Any:
     """The ``agents.tabular.focus.Focus`` the flags describe, defaults filled in (None when it
     steers nothing: uniform starts and a fixed learning-rate floor)."""
     from agents.tabular.focus import ALPHA_EPISODES, Focus

@@ -56,8 +56,8 @@ class SelfPlay:
 @dataclass(frozen=True)
 class RunConfig:
     """One training run. ``opponent`` is None for the algorithm's default, ``"self"`` for
-    self-play (then ``self_play`` is set); ``q_focus`` None for uniform starts and a fixed
-    learning-rate floor (tabular Q); ``n_envs``, ``canonical``, ``start`` and
+    self-play (then ``self_play`` is set); ``focus`` None for uniform starts and a fixed
+    learning-rate floor; ``n_envs``, ``canonical``, ``start`` and
     ``start_probability`` None for the algorithm's defaults; ``workers`` None: self-play in
     this process."""
 
@@ -78,9 +78,10 @@ class RunConfig:
     name: str | None = None
     progress: bool = True
     self_play: SelfPlay | None = field(default=None)
-    # Tabular Q only: starts aimed at the positions played wrong and the learning-rate floor
-    # annealed at each checkpoint (``agents.tabular.focus.Focus``; None: neither).
-    q_focus: Focus | None = None
+    # Starts aimed at the positions played wrong at each checkpoint (tabular Q and AlphaZero)
+    # and, tabular Q only, the learning-rate floor annealed (``agents.tabular.focus.Focus``;
+    # None: neither).
+    focus: Focus | None = None
     # AlphaZero only: its settings given (flat AlphaZeroSettings field names: simulations,
     # c_puct, channels...), a training-time budget and checkpoint period in minutes, and the
     # run folder whose checkpoint.npz this run continues.

@@ -204,6 +204,8 @@ ALPHAZERO_FLAGS = (
     ("--buffer-size", int, 0, "replay buffer samples (default: 20000; at most 1 GiB of them "
      "on the board)"),
     ("--learning-rate", float, 0.0, "AdamW learning rate, in (0, 1] (default: 0.002)"),
+    ("--learning-rate-end", float, 0.0, "anneal the learning rate geometrically to this, in "
+     "(0, 1], over the budget (--minutes or --episodes, whichever ends first; default: fixed)"),
     ("--weight-decay", float, None, "AdamW weight decay, in [0, 1] (default: 0.0001)"),
     ("--channels", int, 0, "network width (default: 32)"),
     ("--blocks", int, None, "residual blocks, >= 0 (default: 2)"),
@@ -241,8 +243,10 @@ def dest(flag: str) -> str:
     return flag[2:].replace("-", "_")
 
 
-# Tabular Q's steering at each checkpoint (agents.tabular.focus), refused for the other algorithms.
-Q_FOCUS_FLAGS = ("--focus-share", "--back-share", "--forget", "--alpha-end", "--alpha-episodes")
+# The steering at each exact checkpoint (agents.tabular.focus): the aimed starts for tabular Q and
+# AlphaZero, the rest for tabular Q only; refused for the other algorithms.
+AIM_FLAGS = ("--focus-share", "--back-share")
+Q_FOCUS_FLAGS = (*AIM_FLAGS, "--forget", "--alpha-end", "--alpha-episodes")
 
 
 def add_q_focus_flags(parser: argparse.ArgumentParser) -> None:
@@ -252,9 +256,9 @@ def add_q_focus_flags(parser: argparse.ArgumentParser) -> None:
     from agents.tabular.q_learning import QLearningConfig
 
     group = parser.add_argument_group(
-        "aimed starts and annealing (--algo q only)", "at each exact checkpoint (every "
-        "--eval-every episodes); off by default except on 4x4x3 and 4x4x4, where "
-        "agents/hyperparams/q.yml holds the settings that reached perfect play")
+        "aimed starts (--algo q and alphazero) and annealing (--algo q only)", "at each exact "
+        "checkpoint; off by default except on 4x4x3 and 4x4x4, where agents/hyperparams/q.yml "
+        "and alphazero.yml hold the settings that reached perfect play")
     group.add_argument("--focus-share", type=probability, default=None, metavar="P",
                        help="share of the random starts spread over the positions the "
                             "checkpoint found played wrong (the rest stays uniform)")

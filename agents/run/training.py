@@ -46,7 +46,7 @@ def default_opponent(config: RunConfig, algorithm_default: str) -> str:
 def train_q(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trained:
     """Tabular Q-learning (against ``pool`` in self-play) until perfect play or the budget, on
     a batch of boards at once (``agents.tabular.batched``), its starts aimed and its learning rate
-    annealed at each checkpoint as ``config.q_focus`` says (``agents.tabular.focus``)."""
+    annealed at each checkpoint as ``config.focus`` says (``agents.tabular.focus``)."""
     from agents.tabular import batched as q_batched
     from agents.tabular.focus import Focus, Steering
     from agents.tabular.q_learning import TRAINING_OPPONENT, QLearningAgent
@@ -55,12 +55,12 @@ def train_q(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Tr
     assert config.episodes is not None and config.eval_every is not None  # None: AlphaZero's
     options = env_options(config, EXPLORING_STARTS)
     agent = QLearningAgent(seed=config.seed, **board)
-    batch, focus = q_batch(config), config.q_focus or Focus()
+    batch, focus = q_batch(config), config.focus or Focus()
     settings = {"episodes": config.episodes, "env_options": options, "batch": batch,
                 "hyperparameters": asdict(agent.config), **focus.settings()}
     envs = q_batched.make_envs(agent, batch, pool.opponent() if pool else opponent,
                                config.seat, **options)
-    if config.q_focus is not None:
+    if config.focus is not None:
         checkpoint.steer = Steering(focus, agent, envs)
     if pool is not None:
         assert config.self_play is not None  # a pool exists for self-play runs only

@@ -119,7 +119,17 @@ def focus(envs: Any, moves: npt.NDArray, share: float, back_share: float = 0.0,
     """Aim ``envs``' random starts at the positions where ``moves`` is wrong (see the module
     docstring), ``ahead_share`` at their successors; returns the wrong positions (a mask over
     ``start_codes``)."""
-    rules = envs.rules
+    weights, wrong = aimed_weights(envs.rules, moves, share, back_share, ahead_share)
+    envs.set_start_weights(weights)
+    return wrong
+
+
+def aimed_weights(rules: Rules, moves: npt.NDArray, share: float, back_share: float = 0.0,
+                  ahead_share: float = 0.0
+                  ) -> tuple[starts.StartWeights, npt.NDArray[np.bool_]]:
+    """The start distribution ``focus`` sets (also AlphaZero's aimed starts,
+    ``agents.run.alphazero``) and the wrong positions it aims at (a mask over
+    ``start_codes``)."""
     for name, value in (("share", share), ("back_share", back_share),
                         ("ahead_share", ahead_share)):
         check_number(value, name, 0.0, 1.0)
@@ -130,8 +140,7 @@ def focus(envs: Any, moves: npt.NDArray, share: float, back_share: float = 0.0,
         if part > 0:
             weights += focus_weights(near(rules, wrong), part) - 1.0 / wrong.size
     # a uniform share cancelled exactly can round below 0
-    envs.set_start_weights(starts.StartWeights(rules, np.maximum(weights, 0.0)))
-    return wrong
+    return starts.StartWeights(rules, np.maximum(weights, 0.0)), wrong
 
 
 def forget(agent: Any, wrong: npt.NDArray[np.bool_]) -> None:

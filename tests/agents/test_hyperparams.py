@@ -78,13 +78,13 @@ def test_train_py_on_4x4x3_takes_its_entry_and_a_flag_overrides_one_value(tmp_pa
 
     config = parse_args(["--board", "4x4x3", "--out", str(tmp_path)])
     assert (config.episodes, config.n_envs, config.eval_every) == (50_000_000, 4096, 2_000_000)
-    focus = config.q_focus
+    focus = config.focus
     assert (focus.share, focus.back_share, focus.forget, focus.alpha_end,
             focus.alpha_episodes) == (0.5, 0.2, False, 0.01, 40_000_000)
     assert config.hyperparams["entry"] == "4x4x3" and config.hyperparams["from_flags"] == []
     assert config.hyperparams["file"] == "agents/hyperparams/q.yml"
     config = parse_args(["--board", "4x4x3", "--focus-share", "0.3", "--out", str(tmp_path)])
-    assert (config.q_focus.share, config.q_focus.back_share) == (0.3, 0.2)
+    assert (config.focus.share, config.focus.back_share) == (0.3, 0.2)
     assert config.hyperparams["from_flags"] == ["focus_share"]
     assert config.hyperparams["values"]["focus_share"] == 0.3
 
@@ -93,13 +93,13 @@ def test_flags_that_turn_a_setting_off_drop_the_file_values_that_refine_it(tmp_p
     from train import parse_args
 
     empty = parse_args(["--board", "4x4x3", "--start", "empty", "--out", str(tmp_path)])
-    assert empty.q_focus.share == 0.0 and empty.q_focus.alpha_end == 0.01
+    assert empty.focus.share == 0.0 and empty.focus.alpha_end == 0.01
     assert empty.hyperparams["values"]["start_probability"] is None
     kept = parse_args(["--board", "4x4x4", "--no-forget", "--out", str(tmp_path)])
-    assert kept.q_focus.forget is False and kept.q_focus.share == 0.5
+    assert kept.focus.forget is False and kept.focus.share == 0.5
     unaimed = parse_args(["--board", "4x4x4", "--focus-share", "0", "--back-share", "0",
                           "--out", str(tmp_path)])
-    assert unaimed.q_focus.forget is False
+    assert unaimed.focus.forget is False
 
 
 def test_a_flag_that_conflicts_with_the_file_says_where_the_other_value_came_from(
@@ -117,7 +117,7 @@ def test_3x3_keeps_the_defaults_it_had(tmp_path):
     from train import parse_args
 
     config = parse_args(["--out", str(tmp_path)])
-    assert config.q_focus is None and config.n_envs is None and config.eval_every == 1000
+    assert config.focus is None and config.n_envs is None and config.eval_every == 1000
     assert config.episodes == 200_000 and config.opponent == TRAINING_OPPONENT
     assert config.start == "random" and config.start_probability == 0.75
 

@@ -197,7 +197,7 @@ def test_without_the_flags_train_py_keeps_uniform_starts_and_its_floor(tmp_path)
                          "--out", str(tmp_path)])
     checkpoint = Checkpointer(config)
     trained_run = train_q(config, checkpoint)
-    assert config.q_focus is None and checkpoint.steer is None
+    assert config.focus is None and checkpoint.steer is None
     assert trained_run.policy.config.alpha == 0.05
     assert not {"wrong", "alpha"} & {key for entry in checkpoint.curve for key in entry}
     assert trained_run.settings["focus"] == {"share": 0.0, "back_share": 0.0,
@@ -206,7 +206,7 @@ def test_without_the_flags_train_py_keeps_uniform_starts_and_its_floor(tmp_path)
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--algo", "dqn", "--focus-share", "0.5"], "--focus-share applies to --algo q only"),
+    (["--algo", "dqn", "--focus-share", "0.5"], "--focus-share applies to --algo q and alphazero"),
     (["--algo", "alphazero", "--alpha-end", "0.01"], "--alpha-end applies to --algo q only"),
     (["--focus-share", "0.9", "--back-share", "0.2"],
      "--focus-share + --back-share must be at most 1 (the rest of the random starts stays "

@@ -162,7 +162,8 @@ def test_env_options_follow_the_flags(tmp_path):
          "5,478,274 on 3x3x3 (a 4 GiB memory budget for the boards and the learner); got "
          "5,478,275"),
         (["--no-canonical"], "--canonical does not apply to --algo q"),
-        (["--algo", "ppo", "--focus-share", "0.5"], "--focus-share applies to --algo q only"),
+        (["--algo", "ppo", "--focus-share", "0.5"],
+         "--focus-share applies to --algo q and alphazero"),
         (["--algo", "dqn", "--start", "middle"], "invalid choice: 'middle'"),
         (["--algo", "dqn", "--start-probability", "1.5"], "expected a probability, a number "
          "in [0, 1]; got '1.5'"),
