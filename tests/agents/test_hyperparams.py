@@ -122,12 +122,18 @@ def test_3x3_keeps_the_defaults_it_had(tmp_path):
     assert config.start == "random" and config.start_probability == 0.75
 
 
-def test_alphazero_on_4x4_trains_90_minutes_with_a_checkpoint_every_15(tmp_path):
+def test_alphazero_on_4x4_trains_90_minutes_aimed_and_annealed(tmp_path):
     from train import parse_args
 
     config = parse_args(["--algo", "alphazero", "--board", "4x4x4", "--out", str(tmp_path)])
-    assert (config.episodes, config.minutes, config.eval_minutes) == (None, 90.0, 15.0)
+    assert (config.episodes, config.minutes, config.eval_minutes) == (None, 90.0, 7.5)
     assert config.alphazero["simulations"] == 32 and config.device == "cpu"
+    assert config.alphazero["learning_rate_end"] == 0.0002
+    assert config.focus is not None
+    assert (config.focus.share, config.focus.back_share) == (0.5, 0.2)
+    # 3x3 takes the default entry: uniform starts, a fixed rate
+    config = parse_args(["--algo", "alphazero", "--out", str(tmp_path)])
+    assert config.focus is None and "learning_rate_end" not in config.alphazero
     config = parse_args(["--algo", "alphazero", "--board", "4x4x4", "--episodes", "5000",
                          "--minutes", "1", "--out", str(tmp_path)])
     assert (config.episodes, config.minutes) == (5000, 1.0)
