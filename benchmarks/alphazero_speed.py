@@ -31,7 +31,7 @@ def training_run(board: str, workers: int | None, seconds: float) -> dict[str, A
     from gym_tictactoe import game
 
     rules, settings = game.rules(*game.parse_board(board)), _settings()
-    trainer, calls = Trainer(rules, settings, seed=0), [0, 0]
+    trainer, calls = Trainer(rules, settings, seed=0), [0.0, 0.0, 0.0]
     if workers is None:
         evaluate = trainer.evaluate
 
@@ -50,7 +50,7 @@ def training_run(board: str, workers: int | None, seconds: float) -> dict[str, A
             trainer.train(None, None, minutes=seconds / 60)
         if workers is not None:
             # Counted once the round sent ahead at the end is played too: a round more.
-            calls[:] = [a - b for a, b in zip(player.counts()[:2], before[:2], strict=True)]
+            calls[:] = [a - b for a, b in zip(player.counts(), before, strict=True)]
     finally:
         if workers is not None:
             player.close()
@@ -59,14 +59,16 @@ def training_run(board: str, workers: int | None, seconds: float) -> dict[str, A
             "load_average_after": round(os.getloadavg()[0], 2)}
 
 
-def _figures(trainer: Any, calls: list[int]) -> dict[str, Any]:
-    """A finished run's games a second, its rounds, and ``calls``' network calls and leaves."""
+def _figures(trainer: Any, calls: list[float]) -> dict[str, Any]:
+    """A finished run's games a second, its rounds, and ``calls``' network calls, leaves and
+    the actors' CPU seconds (0 in process)."""
     return {"games": trainer.games, "seconds": round(trainer.seconds, 2),
             "games_per_second": round(trainer.games / trainer.seconds, 2),
             "driver_cpu_seconds": round(trainer.cpu_seconds or 0.0, 2),
             "round_games": trainer.round_games(None, 0),
             "round_steps": trainer.settings.steps_per_round * trainer.workers,
-            "network_calls": calls[0], "leaves_per_call": round(calls[1] / calls[0], 1)}
+            "actor_cpu_seconds": round(calls[2], 2),
+            "network_calls": int(calls[0]), "leaves_per_call": round(calls[1] / calls[0], 1)}
 
 
 def _settings() -> Any:
