@@ -96,12 +96,14 @@ Checkpoint = Callable[[Any, int], bool]  # (policy, games so far) -> stop
 class GamePlayer(Protocol):
     """Self-play elsewhere (``workers.RayPlayer``): ``workers`` players, each playing
     ``games_per_round`` games a round (so a round has that many times the games and the gradient
-    steps); called with the network and a round's games, it returns their samples, and may
-    start the ``upcoming`` games of the next round with the network as it is now."""
+    steps); called with the network, a round's games and the random starts' ``aim``, it returns
+    their samples, and may start the ``upcoming`` games of the next round with the network and
+    the aim as they are now."""
 
     workers: int
 
-    def __call__(self, net: PolicyValueNet, games: int, upcoming: int) -> Samples: ...
+    def __call__(self, net: PolicyValueNet, games: int, upcoming: int,
+                 aim: StartWeights | None) -> Samples: ...
 
 
 class Trainer:
@@ -187,7 +189,7 @@ class Trainer:
             samples = play_games(self.rules, self.evaluate, games, self.settings.play, self.rng,
                                  self.aim)
         else:
-            samples = self.player(self.net, games, upcoming)
+            samples = self.player(self.net, games, upcoming, self.aim)
         self.buffer.add(samples)
         self.games += games
         losses = [self.step() for _ in range(self.settings.steps_per_round * self.workers)]

@@ -15,7 +15,9 @@ actors round r + 1, with the weights it has then (those after round r - 1's grad
 it learns from round r while they play. The games are one round staler than the network, as
 AlphaZero's actors play with the latest weights they fetched while the learner goes on; in
 exchange neither side waits for the other. Ray runs an actor's calls in the order they were
-sent, so the samples and the run still reproduce for a seed and worker count.
+sent, so the samples and the run still reproduce for a seed and worker count. The random
+starts' aim (``Trainer.aim``, set at exact checkpoints) goes to the actors the same way, once
+each time it changes, and applies to the rounds sent after it.
 
 Ray runs locally by default (started with at least N logical CPUs), or is the cluster at
 ``--ray-address`` (its head's ``HOST:PORT``, or ``auto`` on one of its nodes), whose nodes need
@@ -40,6 +42,7 @@ from agents.alphazero.network import NetworkSettings, PolicyValueNet, infer, sta
 from agents.alphazero.self_play import PlaySettings, Samples, play_games
 from gym_tictactoe.extras import require
 from gym_tictactoe.game import Rules
+from gym_tictactoe.game.starts import StartWeights
 
 PROBE_SECONDS = 5.0  # a TCP connection to --ray-address, before Ray's own minutes of retries
 # Ray's own connection retries, bounded (env variables Ray reads; a user's own values win):
@@ -76,6 +79,7 @@ class SelfPlayWorker:
         self.rules, self.play_settings = rules, play
         self.net = PolicyValueNet(network)
         self.rng = worker_rng(seed, index)
+        self.aim: StartWeights | None = None
         self.calls = self.leaves = 0
         self.cpu_seconds = 0.0
 
@@ -91,9 +95,15 @@ class SelfPlayWorker:
         start = time.process_time()
         # Copies: Ray hands over read-only views of its object store.
         self.net.load_state_dict({name: torch.tensor(array) for name, array in weights.items()})
-        found = play_games(self.rules, self.evaluate, games, self.play_settings, self.rng)
+        found = play_games(self.rules, self.evaluate, games, self.play_settings, self.rng,
+                           self.aim)
         self.cpu_seconds += time.process_time() - start
         return found.boards, found.policies, found.outcomes
+
+    def set_aim(self, aim: StartWeights | None) -> None:
+        """Draw the random starts of the rounds sent after this call from ``aim`` (None:
+        uniformly). Read-only: Ray hands it over as views of its object store."""
+        self.aim = aim
 
     def counts(self) -> tuple[int, int, float]:
         """Network calls, boards evaluated and CPU seconds spent playing, so far."""
@@ -125,11 +135,15 @@ class RayPlayer:
                        for index in range(workers)]
         self.workers, self.overlap = workers, overlap
         self.pending: tuple[int, list[Any]] | None = None  # a round sent ahead: games, calls
+        self.aim: StartWeights | None = None  # the aim the actors were last sent
 
-    def __call__(self, net: PolicyValueNet, games: int, upcoming: int = 0) -> Samples:
+    def __call__(self, net: PolicyValueNet, games: int, upcoming: int = 0,
+                 aim: StartWeights | None = None) -> Samples:
         """The samples of ``games`` games, in worker order: those of the round sent ahead
-        (with older weights) or else played now with ``net``'s; with ``overlap``, the
-        ``upcoming`` games of the next round are sent first, with ``net``'s weights."""
+        (with older weights and aim) or else played now with ``net``'s weights and ``aim``;
+        with ``overlap``, the ``upcoming`` games of the next round are sent first, with
+        ``net``'s weights and ``aim``."""
+        self._aim_at(aim)
         weights = None
         if self.pending is None or self.pending[0] != games:
             # Nothing sent ahead for this round (the first, or a caller that changed its mind:
@@ -142,6 +156,15 @@ class RayPlayer:
             self.pending = (upcoming, self._send(ahead, upcoming))
         parts = self._get(calls)
         return Samples(*(np.concatenate(arrays) for arrays in zip(*parts, strict=True)))
+
+    def _aim_at(self, aim: StartWeights | None) -> None:
+        """``aim`` sent to every actor once, when it changes (at exact checkpoints): an actor
+        runs its calls in order, so it applies to the rounds sent after it."""
+        if aim is not self.aim:
+            found = self.ray.put(aim)  # once, shared by the actors of each node
+            for actor in self.actors:
+                actor.set_aim.remote(found)
+            self.aim = aim
 
     def _send(self, weights: Any, games: int) -> list[Any]:
         """Each actor's share of ``games`` games with ``weights``: their Ray futures."""

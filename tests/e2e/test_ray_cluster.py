@@ -69,13 +69,14 @@ def test_a_node_that_dies_mid_run_ends_it_in_one_line_keeping_its_checkpoint(
 
     play, rounds, gone = RayPlayer.__call__, [], []
 
-    def losing_a_node(player: RayPlayer, net: object, games: int, upcoming: int = 0) -> object:
+    def losing_a_node(player: RayPlayer, net: object, games: int, upcoming: int = 0,
+                      aim: object = None) -> object:
         rounds.append(games)
         if len(rounds) == 2:  # after the first round's checkpoint
             node = next(iter(cluster.worker_nodes))
             gone.append(node.node_id)
             cluster.remove_node(node)
-        return play(player, net, games, upcoming)
+        return play(player, net, games, upcoming, aim)
 
     monkeypatch.setattr(RayPlayer, "__call__", losing_a_node)
     assert train.main(["--algo", "alphazero", "--board", "3x3x3", "--workers", "2",

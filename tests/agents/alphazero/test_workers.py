@@ -7,6 +7,7 @@ flags, run as a process, are in tests/e2e/test_workers_processes.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -80,8 +81,8 @@ class Recording:
     def __init__(self, player) -> None:
         self.player, self.workers, self.calls = player, player.workers, []
 
-    def __call__(self, net, games, upcoming):
-        samples = self.player(net, games, upcoming)
+    def __call__(self, net, games, upcoming, aim):
+        samples = self.player(net, games, upcoming, aim)
         weights = {name: value.clone() for name, value in net.state_dict().items()}
         self.calls.append((weights, games, upcoming, samples))
         return samples
@@ -149,6 +150,32 @@ def test_a_round_sent_ahead_for_other_games_is_dropped(local_ray):
         player.close()
     assert (~first.boards.any(axis=1)).sum() == 4 and (~other.boards.any(axis=1)).sum() == 3
     assert player.pending is None
+
+
+@pytest.mark.slow
+def test_the_aim_reaches_the_actors_from_the_rounds_sent_after_it(local_ray):
+    from agents.alphazero.workers import RayPlayer
+    from agents.sb3 import torch_threads
+    from gym_tictactoe.game.starts import StartWeights, start_codes
+
+    rules, starts = game.TICTACTOE, dataclasses.replace(PLAY, start_probability=1.0)
+    codes = start_codes(rules)
+    two = int(np.flatnonzero((rules.cells_of(codes) != 0).sum(axis=1) == 2)[0])
+    aim = StartWeights(rules, np.eye(codes.size)[two])  # every start: that position
+    player, net = RayPlayer(rules, starts, NETWORK, 7, 2), network()
+    try:
+        first = player(net, 4, upcoming=4, aim=aim)
+        second = player(net, 4, aim=None)  # sent ahead with the aim: played with it
+    finally:
+        player.close()
+    rngs = [worker_rng(7, index) for index in range(2)]
+    for samples in (first, second):
+        with torch_threads(1):
+            local = [play_games(rules, lambda b: infer(net, b, (3, 3)), share, starts,
+                                rngs[index], aim) for index, share in enumerate(shares(4, 2))]
+        assert np.array_equal(samples.boards, np.concatenate([s.boards for s in local]))
+        assert samples.boards.any(axis=1).all()  # no game from the empty board
+        assert (np.count_nonzero(samples.boards, axis=1) == 2).sum() == 4  # one start a game
 
 
 @pytest.mark.slow
