@@ -5,6 +5,8 @@
     python -m benchmarks alphazero --speed 3x3x3 4x4x4 6x6x4   # self-play speed, one process
     python -m benchmarks alphazero --speed 3x3x3 4x4x4 6x6x4 --workers 1 2 \
         --out benchmarks/results/alphazero_speed.json    # and in 1 and 2 Ray actors (committed)
+    python -m benchmarks alphazero --speed 4x4x4 --workers 1 2 --training 60 --repeats 3 \
+        --out benchmarks/results/alphazero_training_speed.json   # training, end to end
     python -m benchmarks alphazero --board 4x4x3 --minutes 90 --eval-minutes 15 --resume
 
 Each seed is one ``train.py --algo alphazero --seed S`` run (self-play, exact evaluation of the
@@ -48,6 +50,7 @@ from benchmarks.progress import (
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    from agents.run.flags import checked
     from gym_tictactoe.cli.arguments import positive_int, seed_arg, simulations_arg
 
     parser = argument_parser(__name__, __doc__)
@@ -64,6 +67,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="with --speed: also in N Ray actors on a local Ray, for each N")
     parser.add_argument("--rounds", type=positive_int, default=4,
                         help="with --speed: rounds of 64 games timed (default: %(default)s)")
+    parser.add_argument("--training", type=checked(float, 0), default=None, metavar="S",
+                        help="with --speed: instead, training end to end, S seconds a run, in "
+                             "process and in each count of --workers (benchmarks/"
+                             "alphazero_speed.py)")
+    parser.add_argument("--repeats", type=positive_int, default=3,
+                        help="with --training: runs of each count, alternating (default: "
+                             "%(default)s)")
     parser.add_argument("--out", type=results_file, default=None,
                         help="results JSON (default: runs/benchmarks/alphazero.json, with "
                              "--minutes alphazero_BOARD.json)")
@@ -71,6 +81,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.learning_rate is not None and not args.resume:
         parser.error("--learning-rate goes with --resume (a new run takes train.py's default)")
+    if args.training is not None and not (args.speed and args.workers):
+        parser.error("--training goes with --speed BOARD... and --workers N...")
     if args.seeds is None:
         args.seeds = [0, 1, 2, 3, 4] if args.minutes is None else [0]
     if args.out is None:
@@ -252,6 +264,10 @@ def versions() -> dict[str, str]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     writable(args.out, "alphazero.py")
+    if args.speed and args.training is not None:
+        from benchmarks.alphazero_speed import training_speed
+
+        return training_speed(args, write, command_line(__name__), versions())
     if args.speed:
         return speed_table(args)
     if args.minutes is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -91,8 +91,19 @@ def check_memory(rules: Rules, settings: AlphaZeroSettings) -> None:
 
 
 Checkpoint = Callable[[Any, int], bool]  # (policy, games so far) -> stop
-# (network, games) -> the round's samples: self-play elsewhere (``workers.RayPlayer``)
-GamePlayer = Callable[[PolicyValueNet, int], Samples]
+
+
+class GamePlayer(Protocol):
+    """Self-play elsewhere (``workers.RayPlayer``): ``workers`` players, each playing
+    ``games_per_round`` games a round (so a round has that many times the games and the gradient
+    steps); called with the network, a round's games and the random starts' ``aim``, it returns
+    their samples, and may start the ``upcoming`` games of the next round with the network and
+    the aim as they are now."""
+
+    workers: int
+
+    def __call__(self, net: PolicyValueNet, games: int, upcoming: int,
+                 aim: StartWeights | None) -> Samples: ...
 
 
 class Trainer:
@@ -160,16 +171,28 @@ class Trainer:
     def evaluate(self, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return infer(self.net, boards, self.rules.shape)
 
-    def round(self, games: int) -> float:
-        """Play ``games`` self-play games, then the round's gradient steps; the mean loss."""
+    @property
+    def workers(self) -> int:
+        """What a round's games and gradient steps are scaled by: the player's workers."""
+        return 1 if self.player is None else self.player.workers
+
+    def round_games(self, budget: int | None, games: int) -> int:
+        """The games of a round that starts at ``games``: a full round, or what is left of
+        ``budget`` (0: none)."""
+        full = self.settings.games_per_round * self.workers
+        return full if budget is None else max(0, min(full, budget - games))
+
+    def round(self, games: int, upcoming: int = 0) -> float:
+        """Play ``games`` self-play games, then the round's gradient steps; the mean loss.
+        ``upcoming``: the next round's games, which a player may start now."""
         if self.player is None:
             samples = play_games(self.rules, self.evaluate, games, self.settings.play, self.rng,
                                  self.aim)
         else:
-            samples = self.player(self.net, games)
+            samples = self.player(self.net, games, upcoming, self.aim)
         self.buffer.add(samples)
         self.games += games
-        losses = [self.step() for _ in range(self.settings.steps_per_round)]
+        losses = [self.step() for _ in range(self.settings.steps_per_round * self.workers)]
         return float(np.mean(losses))
 
     def step(self) -> float:
@@ -200,11 +223,10 @@ class Trainer:
         stopped = False
         while not stopped and not schedule.finished(self.games, self.seconds):
             before = (self.games, self.seconds)
-            played = self.settings.games_per_round if budget is None else min(
-                self.settings.games_per_round, budget - self.games)
+            played = self.round_games(budget, self.games)
             self.anneal(schedule)
             began, began_cpu = time.perf_counter(), time.process_time()
-            self.round(played)
+            self.round(played, self.round_games(budget, self.games + played))
             self.seconds += time.perf_counter() - began
             if self.cpu_seconds is not None:
                 self.cpu_seconds += time.process_time() - began_cpu

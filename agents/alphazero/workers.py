@@ -3,10 +3,21 @@
 Each of N actors (one CPU, one torch thread) holds a copy of the network and plays its share of
 a round's games on its own random stream, the N-th child of the run's seed (``numpy``'s
 ``SeedSequence(seed).spawn``), so a run reproduces for a given seed and worker count (not
-across counts: the games are split differently). Each round the driver puts the network's
-weights into Ray's object store once, as numpy arrays (never a pickled torch module); the
-actors load them, play, and return their samples as numpy arrays, which the trainer learns from
-in the driver, in worker order.
+across counts: the games are split differently). A round has ``games_per_round`` games per
+actor (``Trainer.round_games``), so each plays as many at once as one process would, and its
+network calls stay as full. Each round the driver puts the network's weights into Ray's object
+store once, as numpy arrays (never a pickled torch module); the actors load them, play, and
+return their samples as numpy arrays, which the trainer learns from in the driver, in worker
+order.
+
+Learning overlaps self-play: when the driver collects round r's samples it has already sent the
+actors round r + 1, with the weights it has then (those after round r - 1's gradient steps), and
+it learns from round r while they play. The games are one round staler than the network, as
+AlphaZero's actors play with the latest weights they fetched while the learner goes on; in
+exchange neither side waits for the other. Ray runs an actor's calls in the order they were
+sent, so the samples and the run still reproduce for a seed and worker count. The random
+starts' aim (``Trainer.aim``, set at exact checkpoints) goes to the actors the same way, once
+each time it changes, and applies to the rounds sent after it.
 
 Ray runs locally by default (started with at least N logical CPUs), or is the cluster at
 ``--ray-address`` (its head's ``HOST:PORT``, or ``auto`` on one of its nodes), whose nodes need
@@ -31,6 +42,7 @@ from agents.alphazero.network import NetworkSettings, PolicyValueNet, infer, sta
 from agents.alphazero.self_play import PlaySettings, Samples, play_games
 from gym_tictactoe.extras import require
 from gym_tictactoe.game import Rules
+from gym_tictactoe.game.starts import StartWeights
 
 PROBE_SECONDS = 5.0  # a TCP connection to --ray-address, before Ray's own minutes of retries
 # Ray's own connection retries, bounded (env variables Ray reads; a user's own values win):
@@ -67,6 +79,7 @@ class SelfPlayWorker:
         self.rules, self.play_settings = rules, play
         self.net = PolicyValueNet(network)
         self.rng = worker_rng(seed, index)
+        self.aim: StartWeights | None = None
         self.calls = self.leaves = 0
         self.cpu_seconds = 0.0
 
@@ -82,9 +95,15 @@ class SelfPlayWorker:
         start = time.process_time()
         # Copies: Ray hands over read-only views of its object store.
         self.net.load_state_dict({name: torch.tensor(array) for name, array in weights.items()})
-        found = play_games(self.rules, self.evaluate, games, self.play_settings, self.rng)
+        found = play_games(self.rules, self.evaluate, games, self.play_settings, self.rng,
+                           self.aim)
         self.cpu_seconds += time.process_time() - start
         return found.boards, found.policies, found.outcomes
+
+    def set_aim(self, aim: StartWeights | None) -> None:
+        """Draw the random starts of the rounds sent after this call from ``aim`` (None:
+        uniformly). Read-only: Ray hands it over as views of its object store."""
+        self.aim = aim
 
     def counts(self) -> tuple[int, int, float]:
         """Network calls, boards evaluated and CPU seconds spent playing, so far."""
@@ -105,22 +124,53 @@ def lost(error: Exception) -> WorkerLost:
 
 
 class RayPlayer:
-    """A game player for ``Trainer``: each round's games shared among ``workers`` actors."""
+    """A game player for ``Trainer`` (``training.GamePlayer``): each round's games shared among
+    ``workers`` actors; with ``overlap``, the next round played while the driver learns."""
 
     def __init__(self, rules: Rules, play: PlaySettings, network: NetworkSettings, seed: int,
-                 workers: int, address: str | None = None) -> None:
+                 workers: int, address: str | None = None, overlap: bool = True) -> None:
         self.ray = connect(address, workers)
         remote = self.ray.remote(num_cpus=1)(SelfPlayWorker)
         self.actors = [remote.remote(rules, play, network, seed, index)
                        for index in range(workers)]
+        self.workers, self.overlap = workers, overlap
+        self.pending: tuple[int, list[Any]] | None = None  # a round sent ahead: games, calls
+        self.aim: StartWeights | None = None  # the aim the actors were last sent
 
-    def __call__(self, net: PolicyValueNet, games: int) -> Samples:
-        weights = self.ray.put(state_arrays(net))  # once per round, shared by every actor
-        calls = [actor.play.remote(weights, share)
-                 for actor, share in zip(self.actors, shares(games, len(self.actors)), strict=True)
-                 if share > 0]
+    def __call__(self, net: PolicyValueNet, games: int, upcoming: int = 0,
+                 aim: StartWeights | None = None) -> Samples:
+        """The samples of ``games`` games, in worker order: those of the round sent ahead
+        (with older weights and aim) or else played now with ``net``'s weights and ``aim``;
+        with ``overlap``, the ``upcoming`` games of the next round are sent first, with
+        ``net``'s weights and ``aim``."""
+        self._aim_at(aim)
+        weights = None
+        if self.pending is None or self.pending[0] != games:
+            # Nothing sent ahead for this round (the first, or a caller that changed its mind:
+            # what was sent is dropped, played all the same).
+            weights = self.ray.put(state_arrays(net))  # once per round, shared by every actor
+            self.pending = (games, self._send(weights, games))
+        calls, self.pending = self.pending[1], None
+        if self.overlap and upcoming > 0:
+            ahead = self.ray.put(state_arrays(net)) if weights is None else weights
+            self.pending = (upcoming, self._send(ahead, upcoming))
         parts = self._get(calls)
         return Samples(*(np.concatenate(arrays) for arrays in zip(*parts, strict=True)))
+
+    def _aim_at(self, aim: StartWeights | None) -> None:
+        """``aim`` sent to every actor once, when it changes (at exact checkpoints): an actor
+        runs its calls in order, so it applies to the rounds sent after it."""
+        if aim is not self.aim:
+            found = self.ray.put(aim)  # once, shared by the actors of each node
+            for actor in self.actors:
+                actor.set_aim.remote(found)
+            self.aim = aim
+
+    def _send(self, weights: Any, games: int) -> list[Any]:
+        """Each actor's share of ``games`` games with ``weights``: their Ray futures."""
+        return [actor.play.remote(weights, share)
+                for actor, share in zip(self.actors, shares(games, len(self.actors)), strict=True)
+                if share > 0]
 
     def counts(self) -> tuple[int, int, float]:
         """Network calls, boards evaluated and CPU seconds playing so far, over every actor."""
@@ -137,8 +187,8 @@ class RayPlayer:
     def close(self) -> None:
         """End the actors, and Ray itself if ``connect`` started it."""
         for actor in self.actors:
-            self.ray.kill(actor)
-        self.actors = []
+            self.ray.kill(actor)  # a round sent ahead and never collected goes with them
+        self.actors, self.pending = [], None
         disconnect()
 
 

@@ -82,7 +82,7 @@ def train(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trai
                 "train_seconds": round(trainer.seconds, 3),
                 "train_cpu_seconds": _rounded(trainer.cpu_seconds), "workers": config.workers,
                 "resumed_from": None if config.resume is None else str(config.resume),
-                "hyperparameters": trainer.settings.as_dict(),
+                **_round_figures(trainer), "hyperparameters": trainer.settings.as_dict(),
                 **(config.focus or Focus()).settings()}
     save = partial(_save, trainer)
     return Trained(trainer.policy, save, "model.npz", "self", settings, seconds_before=before)
@@ -147,6 +147,15 @@ def _player(config: RunConfig, settings: AlphaZeroSettings) -> Any:
 
     return RayPlayer(config.board, settings.play, settings.network, config.seed,
                      config.workers, config.ray_address)
+
+
+def _round_figures(trainer: Trainer) -> dict[str, int]:
+    """A round as the run played it: its games and gradient steps (``games_per_round`` and
+    ``steps_per_round`` per worker with --workers) and by how many rounds its games' weights
+    trailed the network (1 with --workers: learning overlaps self-play)."""
+    return {"round_games": trainer.round_games(None, 0),
+            "round_steps": trainer.settings.steps_per_round * trainer.workers,
+            "round_weights_behind": int(getattr(trainer.player, "overlap", False))}
 
 
 def _save(trainer: Trainer, path: Any) -> None:

@@ -121,7 +121,9 @@ def add_worker_flags(parser: argparse.ArgumentParser) -> None:
     workers = parser.add_argument_group("self-play in Ray actors (--algo alphazero)")
     workers.add_argument("--workers", type=positive_int, default=None, metavar="N",
                          help="play the self-play games in N Ray actors, one CPU each, on a "
-                              "local Ray (at most one per CPU here) unless --ray-address "
+                              "local Ray (at most one per CPU here) unless --ray-address, "
+                              "--games-per-round games and --steps-per-round steps per actor "
+                              "a round, learning while the actors play the next round "
                               "(default: in this process)")
     workers.add_argument("--ray-address", default=None, metavar="ADDR",
                          help="the Ray cluster of the actors: its head's HOST:PORT, or auto "

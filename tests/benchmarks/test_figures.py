@@ -244,6 +244,9 @@ def test_the_default_q_run_reproduces_its_committed_figure(tmp_path):
     ("alphazero", ["--rounds", "0"], "argument --rounds: expected a positive integer"),
     ("alphazero", ["--workers", "0"], "argument --workers: processes at once must be"),
     ("alphazero", ["--search", "0"], "argument --search: the number of simulations must be"),
+    ("alphazero", ["--speed", "3x3x3", "--training", "30"],
+     "--training goes with --speed BOARD... and --workers N..."),
+    ("alphazero", ["--training", "0"], "argument --training: value must be a number > 0"),
     ("q_perfect", ["--minutes", "-1"], "argument --minutes: value must be a number > 0"),
     ("q_perfect", ["--seed", "-1"], "argument --seed: expected a seed"),
 ])

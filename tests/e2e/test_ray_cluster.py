@@ -69,21 +69,24 @@ def test_a_node_that_dies_mid_run_ends_it_in_one_line_keeping_its_checkpoint(
 
     play, rounds, gone = RayPlayer.__call__, [], []
 
-    def losing_a_node(player: RayPlayer, net: object, games: int) -> object:
+    def losing_a_node(player: RayPlayer, net: object, games: int, upcoming: int = 0,
+                      aim: object = None) -> object:
         rounds.append(games)
         if len(rounds) == 2:  # after the first round's checkpoint
             node = next(iter(cluster.worker_nodes))
             gone.append(node.node_id)
             cluster.remove_node(node)
-        return play(player, net, games)
+        return play(player, net, games, upcoming, aim)
 
     monkeypatch.setattr(RayPlayer, "__call__", losing_a_node)
     assert train.main(["--algo", "alphazero", "--board", "3x3x3", "--workers", "2",
-                       "--ray-address", cluster.address, "--episodes", "16",
-                       "--games-per-round", "4", "--eval-every", "4", "--games", "2",
+                       "--ray-address", cluster.address, "--episodes", "24",
+                       "--games-per-round", "2", "--eval-every", "4", "--games", "2",
                        "--no-progress", "--out", str(tmp_path)]) == 4
     (folder,) = tmp_path.iterdir()
-    assert len(rounds) == 2 and (folder / "checkpoint.npz").is_file()
+    # Round 2 was sent ahead during round 1: it may have ended before the node went, and then
+    # round 3, sent to the dead actor, is the first to fail.
+    assert len(rounds) in (2, 3) and (folder / "checkpoint.npz").is_file()
     assert not (folder / "results.json").exists()
     (said,) = capsys.readouterr().err.strip().splitlines()
     assert said.startswith("train.py: error: --workers: a self-play actor died (The actor died "

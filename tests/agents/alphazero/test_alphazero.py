@@ -240,6 +240,10 @@ def test_train_py_trains_saves_and_load_policy_plays_it(tmp_path, capsys):
     model = tmp_path / "alphazero-seed0_1" / "model.npz"
     results = json.loads((model.parent / "results.json").read_text())
     assert results["config"]["games_played"] == 8 and results["learning_curve"][0]["episodes"] == 8
+    config, settings = results["config"], results["config"]["hyperparameters"]
+    # In one process a round is the settings' own, played with the latest weights.
+    assert (config["round_games"], config["round_steps"], config["round_weights_behind"]) == (
+        settings["games_per_round"], settings["steps_per_round"], 0)
     # train.py --device's default, and the file whose values the run used, flags marked
     assert results["config"]["device"] == "cpu"
     recorded = results["config"]["hyperparams"]

@@ -1,11 +1,13 @@
 """AlphaZero's self-play in Ray actors (``train.py --workers N``): a local Ray with 2 CPUs and two
-workers playing a few games, and the flags' bad input. The Ray tests take about 25 s on 2 busy
-cores (load average 11), most of it Ray starting (once per module) and each of the 6 actors
-importing torch; the rest take under 5 s together. train.py's refusals of these flags, run as a
-process, are in tests/e2e/test_workers_processes.py."""
+workers playing a few games, whole training rounds (scaled with the workers, learning
+overlapping the next round's self-play), and the flags' bad input. The Ray tests take about
+80 s on 2 busy cores (load average 5), most of it Ray starting (once per module) and each of
+the 12 actors importing torch; the rest take under 5 s together. train.py's refusals of these
+flags, run as a process, are in tests/e2e/test_workers_processes.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -72,6 +74,110 @@ def test_two_workers_play_their_share_of_games_reproducibly(local_ray):
     assert np.allclose(first.policies, np.concatenate([s.policies for s in local]))
 
 
+class Recording:
+    """A RayPlayer's calls: the network's weights when called, the games asked and sent ahead,
+    and the samples returned."""
+
+    def __init__(self, player) -> None:
+        self.player, self.workers, self.calls = player, player.workers, []
+
+    def __call__(self, net, games, upcoming, aim):
+        samples = self.player(net, games, upcoming, aim)
+        weights = {name: value.clone() for name, value in net.state_dict().items()}
+        self.calls.append((weights, games, upcoming, samples))
+        return samples
+
+
+def train_recording(overlap: bool) -> tuple[Recording, object]:
+    from agents.alphazero import AlphaZeroSettings, Trainer
+    from agents.alphazero.workers import RayPlayer
+
+    settings = AlphaZeroSettings(play=PLAY, network=NETWORK, games_per_round=2,
+                                 steps_per_round=2, batch_size=8)
+    player = RayPlayer(game.TICTACTOE, PLAY, NETWORK, 7, 2, overlap=overlap)
+    recording = Recording(player)
+    trainer = Trainer(game.TICTACTOE, settings, seed=3, player=recording)
+    try:
+        trainer.train(10, None)
+    finally:
+        player.close()
+    assert player.pending is None  # the last round sent nothing ahead
+    return recording, trainer
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("overlap", [True, False])
+def test_rounds_scale_with_the_workers_and_overlap_one_round_behind(local_ray, overlap):
+    from agents.sb3 import torch_threads
+
+    recording, trainer = train_recording(overlap)
+    # Rounds of 2 games per worker, the last one what is left of the budget of 10.
+    assert [call[1:3] for call in recording.calls] == [(4, 4), (4, 2), (2, 0)]
+    assert trainer.games == 10 and trainer.workers == 2
+    again, retrained = train_recording(overlap)
+    for (*_, samples), (*_, same) in zip(recording.calls, again.calls, strict=True):
+        assert np.array_equal(samples.boards, same.boards)
+        assert np.array_equal(samples.policies, same.policies)
+    for name, value in trainer.net.state_dict().items():
+        assert torch_equal(value, retrained.net.state_dict()[name])
+    # Replayed here: worker i's stream plays its share of each round in turn, with the weights
+    # of the call before (overlap: sent ahead then) or of the round's own call.
+    rngs, net = [worker_rng(7, index) for index in range(2)], network()
+    for number, (_, games, _, samples) in enumerate(recording.calls):
+        net.load_state_dict(recording.calls[max(number - overlap, 0)][0])
+        with torch_threads(1):
+            local = [play_games(game.TICTACTOE, lambda b: infer(net, b, (3, 3)), share, PLAY,
+                                rngs[index]) for index, share in enumerate(shares(games, 2))]
+        assert np.array_equal(samples.boards, np.concatenate([s.boards for s in local]))
+        assert np.allclose(samples.policies, np.concatenate([s.policies for s in local]))
+        assert (~samples.boards.any(axis=1)).sum() == games  # one empty board a game
+
+
+def torch_equal(first, second) -> bool:
+    import torch
+
+    return bool(torch.equal(first, second))
+
+
+@pytest.mark.slow
+def test_a_round_sent_ahead_for_other_games_is_dropped(local_ray):
+    player, net = ray_player(seed=7), network()
+    try:
+        first = player(net, 4, upcoming=4)
+        assert player.pending is not None and player.pending[0] == 4
+        other = player(net, 3)
+    finally:
+        player.close()
+    assert (~first.boards.any(axis=1)).sum() == 4 and (~other.boards.any(axis=1)).sum() == 3
+    assert player.pending is None
+
+
+@pytest.mark.slow
+def test_the_aim_reaches_the_actors_from_the_rounds_sent_after_it(local_ray):
+    from agents.alphazero.workers import RayPlayer
+    from agents.sb3 import torch_threads
+    from gym_tictactoe.game.starts import StartWeights, start_codes
+
+    rules, starts = game.TICTACTOE, dataclasses.replace(PLAY, start_probability=1.0)
+    codes = start_codes(rules)
+    two = int(np.flatnonzero((rules.cells_of(codes) != 0).sum(axis=1) == 2)[0])
+    aim = StartWeights(rules, np.eye(codes.size)[two])  # every start: that position
+    player, net = RayPlayer(rules, starts, NETWORK, 7, 2), network()
+    try:
+        first = player(net, 4, upcoming=4, aim=aim)
+        second = player(net, 4, aim=None)  # sent ahead with the aim: played with it
+    finally:
+        player.close()
+    rngs = [worker_rng(7, index) for index in range(2)]
+    for samples in (first, second):
+        with torch_threads(1):
+            local = [play_games(rules, lambda b: infer(net, b, (3, 3)), share, starts,
+                                rngs[index], aim) for index, share in enumerate(shares(4, 2))]
+        assert np.array_equal(samples.boards, np.concatenate([s.boards for s in local]))
+        assert samples.boards.any(axis=1).all()  # no game from the empty board
+        assert (np.count_nonzero(samples.boards, axis=1) == 2).sum() == 4  # one start a game
+
+
 @pytest.mark.slow
 def test_train_py_runs_with_workers(local_ray, tmp_path):
     import train
@@ -80,7 +186,12 @@ def test_train_py_runs_with_workers(local_ray, tmp_path):
                        "--eval-every", "8", "--games", "2", "--no-progress",
                        "--out", str(tmp_path)]) == 0
     results = json.loads((tmp_path / "alphazero-seed0_1" / "results.json").read_text())
-    assert results["config"]["workers"] == 2 and results["config"]["games_played"] == 8
+    config = results["config"]
+    assert config["workers"] == 2 and config["games_played"] == 8
+    # A round is the settings' games and steps per worker, its games one round behind.
+    settings = config["hyperparameters"]
+    assert (config["round_games"], config["round_steps"], config["round_weights_behind"]) == (
+        2 * settings["games_per_round"], 2 * settings["steps_per_round"], 1)
     assert local_ray.is_initialized()  # a Ray the caller started is left running
 
 
