@@ -51,8 +51,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     from agents.run.flags import checked
     from gym_tictactoe.cli.arguments import (
         board_arg,
-        non_negative_int,
-        positive_int,
         seed_arg,
         simulations_arg,
     )
@@ -68,6 +66,23 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=seed_arg, default=0)
     parser.add_argument("--simulations", type=simulations_arg, default=100,
                         help="the searching player's simulations a move (default: %(default)s)")
+    _add_games(parser)
+    parser.add_argument("--resume", type=Path, default=None, metavar="RUN",
+                        help="continue an unfinished training run folder first")
+    parser.add_argument("--out", type=results_file, default=RUNS / "elo.json",
+                        help="results JSON (default: %(default)s)")
+    args = parser.parse_args(argv)
+    try:
+        check_opening(args.opening, args.board)
+    except ValueError as error:
+        parser.error(f"--{error}")
+    return args
+
+
+def _add_games(parser: argparse.ArgumentParser) -> None:
+    """The flags of how many games, and how each opens."""
+    from gym_tictactoe.cli.arguments import non_negative_int, positive_int
+
     parser.add_argument("--games", type=positive_int, default=10,
                         help="games per ordered pairing that is not a key one (default: "
                              "%(default)s)")
@@ -79,16 +94,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="random plies opening every game (seeded), so that two players "
                              "that always answer alike play different games; at most the "
                              "board's cells - 1, never ending a game (default: %(default)s)")
-    parser.add_argument("--resume", type=Path, default=None, metavar="RUN",
-                        help="continue an unfinished training run folder first")
-    parser.add_argument("--out", type=results_file, default=RUNS / "elo.json",
-                        help="results JSON (default: %(default)s)")
-    args = parser.parse_args(argv)
-    try:
-        check_opening(args.opening, args.board)
-    except ValueError as error:
-        parser.error(f"--{error}")
-    return args
 
 
 def train(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
@@ -156,16 +161,14 @@ def lineup(args: argparse.Namespace, model: Path) -> tuple[Table, dict[str, Any]
         raise SystemExit(2)
     models = {spec: p for spec, p in zip(players, loaded, strict=True)
               if cli_models.is_model_path(spec)}
-    key = [searched, "alphabeta"]
+    key, extra = [searched, "alphabeta"], {"left_out": openspiel_bot.MISSING}
     if openspiel_bot.installed():
         models[openspiel_bot.NAME] = openspiel_bot.MCTSBotPlayer(args.board)
-        extra = {"simulations": openspiel_bot.SIMULATIONS, "uct_c": openspiel_bot.UCT_C,
-                 "solve": True, "rollouts_per_leaf": 1}
+        extra = openspiel_bot.SETTINGS
         players.append(openspiel_bot.NAME)
         key.append(openspiel_bot.NAME)
     else:
         print(f"elo.py: {openspiel_bot.MISSING}", file=sys.stderr)
-        extra = {"left_out": openspiel_bot.MISSING}
     return Table(players, key, extra), models
 
 

@@ -18,6 +18,8 @@ from gym_tictactoe.players.protocol import Player
 
 UCT_C = 2.0
 SIMULATIONS = 1000
+SETTINGS: dict[str, Any] = {"simulations": SIMULATIONS, "uct_c": UCT_C, "solve": True,
+                            "rollouts_per_leaf": 1}  # as the results files record them
 NAME = "MCTSBot"  # the player's name in the Elo benchmark's tables
 MISSING = ("OpenSpiel is not installed (pip install open_spiel): MCTSBot is left out of the "
            "table")
