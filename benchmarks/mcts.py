@@ -25,26 +25,15 @@ from typing import Any
 import numpy as np
 
 from benchmarks.commands import argument_parser
+from benchmarks.openspiel_bot import UCT_C, openspiel_bot
 from benchmarks.progress import results_file, writable, write_json
 from gym_tictactoe import game
 from gym_tictactoe.players.mcts import MCTSPlayer
 
-UCT_C = 2.0
 # (rows, cols, k, simulations a move, games): a few games a board keep the run to minutes.
 BOARDS = ((3, 3, 3, 1000, 20), (4, 4, 4, 1000, 10), (6, 6, 4, 1000, 40), (15, 15, 5, 1000, 4))
 QUICK = ((3, 3, 3, 1000, 4), (4, 4, 4, 300, 2), (6, 6, 4, 300, 2), (15, 15, 5, 100, 2))
 MAX_PLIES = 120
-
-
-def openspiel_bot(rules: game.Rules, simulations: int, seed: int) -> tuple[Any, Any]:
-    import pyspiel
-    from open_spiel.python.algorithms import mcts
-
-    spiel = pyspiel.load_game("mnk", {"m": rules.cols, "n": rules.rows, "k": rules.win_length})
-    state = np.random.RandomState(seed)
-    bot = mcts.MCTSBot(spiel, UCT_C, simulations, mcts.RandomRolloutEvaluator(1, state),
-                       solve=True, random_state=state)
-    return spiel, bot
 
 
 def play_game(rules: game.Rules, simulations: int, seed: int, ours_mark: int) -> dict:

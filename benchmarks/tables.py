@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import search_tables, speed_table
+from benchmarks import elo_tables, search_tables, speed_table
 from benchmarks.commands import argument_parser, recorded
 from benchmarks.learning_tables import (
     ablation,
@@ -71,7 +71,7 @@ def headline(results: Path) -> str:
         *search_tables.q_defaults_rows(results),
         sb3_boards_row(results),
         *alphazero_long_rows(results),
-        *search_tables.elo_rows(results),
+        *elo_tables.elo_rows(results),
         *search_tables.exact_rows(results),
         ["single env, 3x3, against PettingZoo's `tictactoe_v3`",
          f"{ratio(single['gym-tictactoe'] / single['PettingZoo env()'])} the moves "
@@ -133,7 +133,8 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "ablation": ablation, "self-play": self_play, "speed": speed_table.speed,
     "mcts": search_tables.mcts, "alphazero": search_tables.alphazero,
     "alphazero-long": search_tables.alphazero_long,
-    "search-exact": search_tables.search_exact, "elo": search_tables.elo,
+    "search-exact": search_tables.search_exact, "elo": elo_tables.elo,
+    "elo-pairings": elo_tables.elo_pairs,
     "q-batched": search_tables.q_batched,
     "q-perfect": search_tables.q_perfect, "q-defaults": search_tables.q_defaults,
     "sb3-boards": sb3_boards,

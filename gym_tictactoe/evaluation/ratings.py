@@ -60,6 +60,27 @@ def elo_ratings(names: Sequence[str], results: Sequence[tuple[str, str, dict]],
                 anchor: int = 0) -> list[Rating]:
     """The ratings of ``names`` from ``results`` (the arena's (X, O, tally) rows), the player
     ``names[anchor]`` at 0."""
+    points, strengths, covariance = _fit(names, results)
+    return [_rating(names, points, strengths, covariance, i, anchor) for i in range(len(names))]
+
+
+def elo_gap(names: Sequence[str], results: Sequence[tuple[str, str, dict]], player: str,
+            reference: str) -> tuple[float, float]:
+    """``player``'s Elo above ``reference`` in the fit of all of ``results`` and the half-width
+    of that difference's 95% interval (NaN where it cannot be estimated): the interval of the
+    gap itself, wider than either player's own against the field."""
+    _, strengths, covariance = _fit(names, results)
+    i, j = names.index(player), names.index(reference)
+    step = np.zeros(len(names))
+    step[i], step[j] = 1.0, -1.0
+    spread = float(step @ covariance @ step)
+    return (ELO * float(strengths[i] - strengths[j]),
+            ELO * Z95 * math.sqrt(max(spread, 0.0)) if math.isfinite(spread) else math.nan)
+
+
+def _fit(names: Sequence[str], results: Sequence[tuple[str, str, dict]]
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The points matrix, the fitted strengths and their covariance (NaN without a game)."""
     choix = require("choix", "ratings", "Elo ratings in the arena")
     from choix.opt import PairwiseFcts
 
@@ -70,12 +91,11 @@ def elo_ratings(names: Sequence[str], results: Sequence[tuple[str, str, dict]],
             for _ in range(doubled[i, j])]
     n = len(names)
     if not data:
-        strengths, covariance = np.zeros(n), np.full((n, n), np.nan)
-    else:
-        # With every game counted twice, twice the penalty keeps the prior of one count.
-        strengths = choix.opt_pairwise(n, data, alpha=2 * PENALTY)
-        covariance = 2 * np.linalg.inv(PairwiseFcts(data, 2 * PENALTY).hessian(strengths))
-    return [_rating(names, points, strengths, covariance, i, anchor) for i in range(n)]
+        return points, np.zeros(n), np.full((n, n), np.nan)
+    # With every game counted twice, twice the penalty keeps the prior of one count.
+    strengths = choix.opt_pairwise(n, data, alpha=2 * PENALTY)
+    covariance = 2 * np.linalg.inv(PairwiseFcts(data, 2 * PENALTY).hessian(strengths))
+    return points, strengths, covariance
 
 
 def _rating(names, points, strengths, covariance, i: int, anchor: int) -> Rating:

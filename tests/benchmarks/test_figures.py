@@ -127,7 +127,7 @@ def test_the_elo_table_names_alphazero_by_its_training_and_marks_one_sided_ratin
         "games) | 612 ± 80 | 50% of 40 |",
         "| 6x6x4 | `alphabeta` | 500 ± 80 | 50% of 40 |",
         "| 6x6x4 | `random` | ≤ 0 ± 80 | 0% of 40 |"]
-    assert tables.search_tables.elo_rows(results) == [[
+    assert tables.elo_tables.elo_rows(results) == [[
         "AlphaZero (search of 100 simulations) against `alphabeta` (2,000 positions a move), 6x6x4",
         "+400 Elo on 6x6x4 after 45 min of training",
         "`python -m benchmarks elo --board 6x6x4 --minutes 45`"]]
@@ -223,6 +223,7 @@ def test_the_default_q_run_reproduces_its_committed_figure(tmp_path):
 @pytest.mark.parametrize(("name", "argv", "message"), [
     ("elo", ["--games", "-5"], "argument --games: expected a positive integer, got '-5'"),
     ("elo", ["--seed", "-1"], "argument --seed: expected a seed"),
+    ("elo", ["--key-games", "0"], "argument --key-games: expected a positive integer, got '0'"),
     ("elo", ["--board", "99x99x9"], "argument --board: rows must be an integer from 1 to 15"),
     ("elo", ["--opening", "1000000"], "--opening must be an integer from 0 to 35 on 6x6x4"),
     ("elo", ["--minutes", "-1"], "argument --minutes: value must be a number > 0"),

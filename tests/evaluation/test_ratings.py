@@ -30,6 +30,17 @@ def test_a_75_percent_score_is_191_elo_and_the_interval_shrinks_with_games():
     assert abs(many[1].interval - half) < 1 and abs(many[0].interval - half) < 1
 
 
+def test_the_gap_between_two_players_has_the_interval_of_the_difference():
+    rows = _rows({("b", "a"): (1500, 500, 0), ("c", "a"): (10, 10, 0)})
+    gap, interval = ratings.elo_gap(["a", "b", "c"], rows, "b", "a")
+    fitted = ratings.elo_ratings(["a", "b", "c"], rows)
+    assert abs(gap - fitted[1].elo) < 1e-9 and abs(gap - 400 * math.log10(3)) < 2
+    # 2,000 games between a and b: the sd of their difference is 1 / sqrt(n p (1 - p)).
+    whole = 1.96 * 400 / math.log(10) / math.sqrt(2000 * 0.1875)
+    assert abs(interval - whole) < 2
+    assert math.isnan(ratings.elo_gap(["a", "b"], [], "b", "a")[1])
+
+
 def test_draws_count_half_and_seats_both_count():
     even = ratings.elo_ratings(["a", "b"], _rows({("a", "b"): (10, 0, 0), ("b", "a"): (10, 0, 0),
                                                  ("a", "a"): (7, 0, 0)}))
