@@ -36,7 +36,7 @@ def long_runs(args: argparse.Namespace, write: Callable[..., None]) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     runs_dir = (args.runs or RUNS / f"alphazero-{args.board}").resolve()
     results: dict[str, Any] = {
-        "command": command_line(__name__), "board": args.board,
+        "command": command_line("benchmarks.alphazero"), "board": args.board,
         "minutes": args.minutes, "eval_minutes": args.eval_minutes, "runs_dir": str(runs_dir),
         "load_average_at_start": os.getloadavg()[0], "runs": []}
     earlier = _earlier(args)

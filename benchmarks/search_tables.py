@@ -67,6 +67,47 @@ def alphazero_long(results: Path) -> str:
                      "learning rate", "optimal moves", "as X", "as O"], rows)
 
 
+def alphazero_aimed(results: Path) -> str:
+    """AlphaZero's 4x4 runs with the board's defaults in agents/hyperparams/alphazero.yml
+    (aimed starts, an annealed learning rate): the raw network's exact figures at each
+    checkpoint and how many positions it still played wrong, per board present."""
+    rows = []
+    for board, data in _aimed_runs(results).items():
+        for run in data["runs"]:
+            rows += [[board, str(run["seed"]), f"{point['train_seconds'] / 60:.1f} min",
+                      _cpu_minutes(point.get("train_cpu_seconds")),
+                      f"{point['episodes']:,}", f"{point['learning_rate']:.5f}",
+                      f"{100 * point['rate']:.4f}%", f"{point['wrong']:,}", point["X"],
+                      point["O"]] for point in run["learning_curve"]]
+    return markdown(["board", "seed", "training time", "its CPU time", "self-play games",
+                     "learning rate", "optimal moves", "positions played wrong", "as X",
+                     "as O"], rows)
+
+
+def alphazero_aimed_rows(results: Path) -> list[list[str]]:
+    """The headline's row per aimed run: where it stands at its last checkpoint."""
+    rows = []
+    for board, data in _aimed_runs(results).items():
+        for run in data["runs"]:
+            last = run["learning_curve"][-1]
+            minutes = f"{last['train_seconds'] / 60:.0f} min of training"
+            if last.get("train_cpu_seconds") is not None:
+                minutes += f" ({last['train_cpu_seconds'] / 60:.0f} CPU min)"
+            found = (f"perfect after {last['episodes']:,} self-play games, {minutes}"
+                     if last["perfect"] else
+                     f"{100 * last['rate']:.4f}% optimal moves ({last['wrong']:,} positions "
+                     f"wrong), {last['X']} / {last['O']} against a best response, after "
+                     f"{minutes}: not perfect")
+            rows.append([f"AlphaZero (raw network), `train.py --algo alphazero --board "
+                         f"{board}` defaults, seed {run['seed']}", found, recorded(data)])
+    return rows
+
+
+def _aimed_runs(results: Path) -> dict[str, dict[str, Any]]:
+    return {board: load(results, f"alphazero_{board}_aimed.json") for board in ("4x4x3", "4x4x4")
+            if (results / f"alphazero_{board}_aimed.json").exists()}
+
+
 def _cpu_minutes(seconds: float | None) -> str:
     return "not kept" if seconds is None else f"{seconds / 60:.0f} min"
 

@@ -392,6 +392,8 @@ def test_the_long_run_benchmark_starts_resumes_or_only_collects(tmp_path, monkey
     assert written[-1]["runs"][0]["commands"] == ["python train.py first", "next"]
     assert written[-1]["load_average_at_start"] == 3.5
     assert len(written[-1]["load_averages_at_resume"]) == 1
+    # the command the runner knows (alphazero_long is the helper module, not a benchmark)
+    assert written[-1]["command"].split()[:4] == ["python", "-m", "benchmarks", "alphazero"]
 
 
 def test_cpu_seconds_reach_the_curve_and_are_unknown_after_a_state_that_lacked_them(tmp_path):
