@@ -51,7 +51,9 @@ def run_settings(config: RunConfig) -> dict[str, Any]:
     """What a state file keeps of the run besides the trainer, for ``--resume``."""
     return {"seed": config.seed, "name": config.name, "episodes": config.episodes,
             "minutes": config.minutes, "eval_every": config.eval_every,
-            "eval_minutes": config.eval_minutes, "games": config.games}
+            "eval_minutes": config.eval_minutes, "games": config.games,
+            "focus_share": 0.0 if config.focus is None else config.focus.share,
+            "back_share": 0.0 if config.focus is None else config.focus.back_share}
 
 
 def train(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trained:

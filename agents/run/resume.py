@@ -49,6 +49,13 @@ def resume_from(args: argparse.Namespace) -> None:
     for name in ("episodes", "minutes", "eval_every", "eval_minutes"):
         if getattr(args, name) is None:
             setattr(args, name, kept[name])
+    for name in ("focus_share", "back_share"):  # states from before aimed starts: none
+        given, value = getattr(args, name), kept.get(name, 0.0)
+        if given is not None and given != value:
+            raise ValueError(f"--{name.replace('_', '-')} {given} conflicts with the run in "
+                             f"{run}, whose {name} is {value}: leave it out (a resumed run "
+                             "keeps its settings)")
+        setattr(args, name, value)
     args.out, args.name = run.resolve().parent, run.resolve().name.rpartition("_")[0]
     _check_finished(args, run, saved)
 

@@ -103,3 +103,20 @@ def test_train_py_refuses_aims_it_cannot_apply(argv, message, capsys, tmp_path):
         main(["--algo", "alphazero", *argv, "--out", str(tmp_path)])
     assert stop.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_resumed_run_keeps_its_aim_and_refuses_another(tmp_path):
+    from train import main, parse_args
+
+    code = main(["--algo", "alphazero", "--episodes", "8", "--eval-every", "8",
+                 "--focus-share", "0.5", "--back-share", "0.2", "--games-per-round", "4",
+                 "--steps-per-round", "1", "--batch-size", "16", "--simulations", "4",
+                 "--channels", "8", "--blocks", "1", "--no-progress", "--out", str(tmp_path),
+                 "--name", "aimed"])
+    assert code == 0
+    (folder,) = tmp_path.glob("aimed*")
+    config = parse_args(["--resume", str(folder), "--episodes", "16"])
+    assert config.focus is not None
+    assert (config.focus.share, config.focus.back_share) == (0.5, 0.2)
+    with pytest.raises(SystemExit):
+        parse_args(["--resume", str(folder), "--episodes", "16", "--focus-share", "0.3"])
