@@ -49,15 +49,21 @@ def resume_from(args: argparse.Namespace) -> None:
     for name in ("episodes", "minutes", "eval_every", "eval_minutes"):
         if getattr(args, name) is None:
             setattr(args, name, kept[name])
-    for name in ("focus_share", "back_share"):  # states from before aimed starts: none
+    _keep_aim(args, run, kept)
+    args.out, args.name = run.resolve().parent, run.resolve().name.rpartition("_")[0]
+    _check_finished(args, run, saved)
+
+
+def _keep_aim(args: argparse.Namespace, run: Path, kept: dict[str, Any]) -> None:
+    """The run's aimed-start shares on ``args`` (states from before them: none); a different
+    one given is a ValueError."""
+    for name in ("focus_share", "back_share"):
         given, value = getattr(args, name), kept.get(name, 0.0)
         if given is not None and given != value:
             raise ValueError(f"--{name.replace('_', '-')} {given} conflicts with the run in "
                              f"{run}, whose {name} is {value}: leave it out (a resumed run "
                              "keeps its settings)")
         setattr(args, name, value)
-    args.out, args.name = run.resolve().parent, run.resolve().name.rpartition("_")[0]
-    _check_finished(args, run, saved)
 
 
 def _shown(value: Any) -> str:
