@@ -35,6 +35,7 @@ def long_runs(args: argparse.Namespace, write: Callable[..., None]) -> int:
     # A kill stops the run in hand (its train.py too) through watch's finally.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     runs_dir = (args.runs or RUNS / f"alphazero-{args.board}").resolve()
+    runs_dir.mkdir(parents=True, exist_ok=True)  # a fresh clone has no runs/ (train.py wants one)
     results: dict[str, Any] = {
         "command": command_line("benchmarks.alphazero"), "board": args.board,
         "minutes": args.minutes, "eval_minutes": args.eval_minutes, "runs_dir": str(runs_dir),

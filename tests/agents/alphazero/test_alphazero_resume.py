@@ -384,11 +384,14 @@ def test_the_long_run_benchmark_starts_resumes_or_only_collects(tmp_path, monkey
     out.write_text(json.dumps({"board": "3x3x3", "load_average_at_start": 3.5,
                                "runs": [{"seed": 0, "commands": ["python train.py first"]}]}))
     written = []
-    long.watch = lambda command, runs_dir, stem, entry, save: entry["commands"].append("next")
+    monkeypatch.setattr(long, "watch", lambda command, runs_dir, stem, entry, save:
+                        entry["commands"].append("next"))
     monkeypatch.setattr(long.signal, "signal", lambda *handler: None)  # pytest's own, kept
     args = argparse.Namespace(board="3x3x3", minutes=1.0, eval_minutes=0.5, resume=True,
-                              seeds=[0], out=out, runs=tmp_path, learning_rate=None)
+                              seeds=[0], out=out, runs=tmp_path / "runs" / "az",
+                              learning_rate=None)
     long.long_runs(args, lambda path, results, quiet=False: written.append(results))
+    assert (tmp_path / "runs" / "az").is_dir()  # made for train.py --out, as on a fresh clone
     assert written[-1]["runs"][0]["commands"] == ["python train.py first", "next"]
     assert written[-1]["load_average_at_start"] == 3.5
     assert len(written[-1]["load_averages_at_resume"]) == 1
