@@ -7,9 +7,12 @@ evaluation periods, AlphaZero's settings), the network's layers, the games playe
 and wall seconds so far, the learning curve so far, the NumPy generator's state, the replay
 buffer's fill and ring position and the optimiser's step counts. The arrays: ``weights`` (every
 layer's float32 values in the header's order), ``moments`` (AdamW's two moment estimates per
-layer, same order), the replay buffer's filled rows (``boards``, ``policies``, ``outcomes``) and
-torch's generator state (``torch_rng``). As for model files (``agents.alphazero.files``), every
-array's dtype and shape is checked against what the header's settings imply before it is read.
+layer, same order), the replay buffer's filled rows (``boards``, ``policies``, ``outcomes``),
+torch's generator state (``torch_rng``) and ``aimed_at``: the positions the random starts are
+aimed at (``Trainer.aimed_at``, a bit per position of ``start_codes``; empty without an aim,
+absent from states written before aims were saved). As for model files
+(``agents.alphazero.files``), every array's dtype and shape is checked against what the header's
+settings imply before it is read.
 """
 
 from __future__ import annotations
@@ -37,8 +40,9 @@ from gym_tictactoe.files.npz import Entry, array_entry, check_finite, read_entry
 FORMAT = "gym_tictactoe.alphazero-state/1"
 STATE_FILE = "checkpoint.npz"
 HEADER = "state"
-ARRAYS = ("weights", "moments", "boards", "policies", "outcomes", "torch_rng")
+ARRAYS = ("weights", "moments", "boards", "policies", "outcomes", "torch_rng", "aimed_at")
 MEMBERS = {f"{name}.npy" for name in (HEADER, *ARRAYS)}
+EARLIER_MEMBERS = MEMBERS - {"aimed_at.npy"}  # states from before aims were saved
 # The header grows with the learning curve: about 150 bytes an entry, so 16 MB is 100,000.
 _HEADER_ENTRY = Entry("U", None, (), 16 * 2**20)
 TORCH_RNG_BYTES = 5056  # torch's CPU Mersenne Twister state
@@ -71,8 +75,10 @@ def save_state(path: str | os.PathLike, trainer: Trainer, run: dict[str, Any], s
               "train_seconds": float(trainer.seconds), "seconds": float(seconds),
               "train_cpu_seconds": trainer.cpu_seconds,
               "curve": curve, "numpy_rng": trainer.rng.bit_generator.state,
-              "buffer": {"size": buffer.size, "next": buffer.next}, "optimizer_steps": steps}
-    arrays = {"weights": np.concatenate([a.ravel() for a in weights.values()]),
+              "buffer": {"size": buffer.size, "next": buffer.next}, "optimizer_steps": steps,
+              "aimed_at": None if trainer.aimed_at is None else int(trainer.aimed_at.size)}
+    aimed = np.zeros(0, np.uint8) if trainer.aimed_at is None else np.packbits(trainer.aimed_at)
+    arrays = {"aimed_at": aimed, "weights": np.concatenate([a.ravel() for a in weights.values()]),
               "moments": moments, "boards": buffer.boards[rows],
               "policies": buffer.policies[rows], "outcomes": buffer.outcomes[rows],
               "torch_rng": torch.get_rng_state().numpy()}
@@ -111,9 +117,7 @@ def load_state(path: str | os.PathLike) -> Saved:
     path = Path(path)
     bad = partial(_bad, path)
     with open_zip(path, bad, "AlphaZero training state") as archive:
-        names = set(archive.namelist())
-        if names != MEMBERS:
-            raise bad(f"it holds {sorted(names)[:7]}, not {sorted(MEMBERS)}")
+        _check_members(archive, bad)
         header = read_header(read_entry(archive, HEADER, _HEADER_ENTRY, bad), bad, FORMAT)
         rules, network, shapes = check_header(header, bad)
         settings = _settings(header, network, bad)
@@ -134,11 +138,16 @@ def read_progress(path: str | os.PathLike) -> dict[str, Any]:
     path = Path(path)
     bad = partial(_bad, path)
     with open_zip(path, bad, "AlphaZero training state") as archive:
-        if set(archive.namelist()) != MEMBERS:
-            raise bad(f"it holds {sorted(archive.namelist())[:7]}, not {sorted(MEMBERS)}")
+        _check_members(archive, bad)
         header = read_header(read_entry(archive, HEADER, _HEADER_ENTRY, bad), bad, FORMAT)
     _settings(header, check_header(header, bad)[1], bad)
     return header
+
+
+def _check_members(archive: Any, bad: Any) -> None:
+    names = set(archive.namelist())
+    if names not in (MEMBERS, EARLIER_MEMBERS):
+        raise bad(f"it holds {sorted(names)[:8]}, not {sorted(MEMBERS)}")
 
 
 def _settings(header: dict[str, Any], network: NetworkSettings, bad: Any) -> AlphaZeroSettings:
@@ -191,6 +200,11 @@ def _arrays(archive: Any, header: dict[str, Any], rules: game.Rules,
                 "policies": array_entry("f", 4, (rows, cells)),
                 "outcomes": array_entry("f", 4, (rows,)),
                 "torch_rng": array_entry("u", 1, (TORCH_RNG_BYTES,))}
+    bits = _aimed_bits(header, rules, bad)
+    if "aimed_at.npy" in archive.namelist():
+        expected["aimed_at"] = array_entry("u", 1, ((bits + 7) // 8,))
+    elif bits:
+        raise bad("its header has aimed_at but the file holds no aimed_at array")
     arrays = {name: read_entry(archive, name, entry, bad) for name, entry in expected.items()}
     if not np.isin(arrays["boards"], (0, 1, 2)).all():
         raise bad("its replay buffer holds a cell that is not 0, 1 or 2")
@@ -198,6 +212,19 @@ def _arrays(archive: Any, header: dict[str, Any], rules: game.Rules,
         check_finite(arrays[name], name, bad)
     _check_samples(arrays["policies"], arrays["outcomes"], bad)
     return arrays
+
+
+def _aimed_bits(header: dict[str, Any], rules: game.Rules, bad: Any) -> int:
+    """The bits of the header's ``aimed_at``: 0 without an aim, else one per start position."""
+    bits = header.get("aimed_at")
+    if bits is None:
+        return 0
+    expected = int(sum(int((~layer.terminal).sum()) for layer in rules.positions)
+                   if rules.solvable else 0)
+    if isinstance(bits, bool) or bits != expected:
+        raise bad(f"its aimed_at must be null or {expected}, a bit per start position of "
+                  f"{rules.name}; got {bits!r}")
+    return expected
 
 
 def _check_samples(policies: np.ndarray, outcomes: np.ndarray, bad: Any) -> None:
@@ -228,6 +255,9 @@ def _restore(trainer: Trainer, header: dict[str, Any], arrays: dict[str, np.ndar
     trainer.seconds = float(header["train_seconds"])
     cpu = header.get("train_cpu_seconds")
     trainer.cpu_seconds = None if cpu is None else float(cpu)
+    if header.get("aimed_at"):
+        bits = np.unpackbits(arrays["aimed_at"], count=header["aimed_at"])
+        trainer.aimed_at = bits.astype(bool)
 
 
 def _restore_optimizer(trainer: Trainer, steps: list[int], moments: np.ndarray,

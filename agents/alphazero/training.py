@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from agents.alphazero.network import (
@@ -123,8 +124,10 @@ class Trainer:
         self.rng = np.random.default_rng(seed)
         self.games = 0
         # Where the random starts go (``self_play.opening_boards``; None: uniform), set at the
-        # exact checkpoints; not saved: a resumed run starts uniform until its first one.
+        # exact checkpoints from ``aimed_at``, the positions found wrong (a mask over
+        # ``start_codes``), which the saved state keeps so that a resumed run aims again.
         self.aim: StartWeights | None = None
+        self.aimed_at: npt.NDArray[np.bool_] | None = None
         self.seconds = 0.0  # of self-play and gradient steps: checkpoints are not counted
         # The same rounds' CPU time in this process (what a shared machine's wall clock hides;
         # Ray workers count theirs apart); None once resumed from a state that did not keep it.

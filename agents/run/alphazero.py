@@ -66,6 +66,7 @@ def train(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trai
     trainer, before = _trainer(config, checkpoint)
     if config.focus is not None and config.focus.aims:
         checkpoint.steer = partial(aim_starts, trainer, config.focus)
+        _aim_again(trainer, config.focus)
     player = trainer.player = _player(config, trainer.settings)
     bar = _bar(config, trainer.games)
     try:
@@ -137,7 +138,18 @@ def aim_starts(trainer: Trainer, focus: Focus, policy: Any, moves: Any,
 
     trainer.aim, wrong = aimed_weights(trainer.rules, moves, focus.share, focus.back_share,
                                        focus.ahead_share)
+    trainer.aimed_at = wrong
     return {"wrong": int(wrong.sum())}
+
+
+def _aim_again(trainer: Trainer, focus: Focus) -> None:
+    """A resumed run's aim, rebuilt from the positions its last checkpoint found wrong (the
+    saved state's ``aimed_at``), so that its starts do not go uniform until the next one."""
+    from agents.tabular.starts import weights_toward
+
+    if trainer.aimed_at is not None:
+        trainer.aim = weights_toward(trainer.rules, trainer.aimed_at, focus.share,
+                                     focus.back_share, focus.ahead_share)
 
 
 def _player(config: RunConfig, settings: AlphaZeroSettings) -> Any:

@@ -130,17 +130,25 @@ def aimed_weights(rules: Rules, moves: npt.NDArray, share: float, back_share: fl
     """The start distribution ``focus`` sets (also AlphaZero's aimed starts,
     ``agents.run.alphazero``) and the wrong positions it aims at (a mask over
     ``start_codes``)."""
+    wrong = wrong_positions(rules, moves)
+    return weights_toward(rules, wrong, share, back_share, ahead_share), wrong
+
+
+def weights_toward(rules: Rules, wrong: npt.NDArray[np.bool_], share: float,
+                   back_share: float = 0.0, ahead_share: float = 0.0) -> starts.StartWeights:
+    """The start distribution aimed at ``wrong`` (a mask over ``start_codes``), ``share`` of it
+    on those positions, ``back_share`` on their predecessors, ``ahead_share`` on their
+    successors, the rest uniform: what a resumed run rebuilds from the mask it saved."""
     for name, value in (("share", share), ("back_share", back_share),
                         ("ahead_share", ahead_share)):
         check_number(value, name, 0.0, 1.0)
     check_number(share + back_share + ahead_share, "share + back_share + ahead_share", 0.0, 1.0)
-    wrong = wrong_positions(rules, moves)
     weights = focus_weights(wrong, share)
     for part, near in ((back_share, predecessors), (ahead_share, successors)):
         if part > 0:
             weights += focus_weights(near(rules, wrong), part) - 1.0 / wrong.size
     # a uniform share cancelled exactly can round below 0
-    return starts.StartWeights(rules, np.maximum(weights, 0.0)), wrong
+    return starts.StartWeights(rules, np.maximum(weights, 0.0))
 
 
 def forget(agent: Any, wrong: npt.NDArray[np.bool_]) -> None:

@@ -58,9 +58,12 @@ def run_folder(out):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("aim", [[], ["--focus-share", "0.5", "--back-share", "0.2"]],
+                         ids=["uniform", "aimed"])  # aimed: the saved state keeps the aim
 def test_train_py_resumes_an_interrupted_run_into_the_same_folder(tmp_path, monkeypatch,
-                                                                  capsys):
-    assert train.main([*FLAGS, "--episodes", "16", "--out", str(tmp_path / "whole")]) == 0
+                                                                  capsys, aim):
+    flags = [*FLAGS, *aim, "--start", "random", "--start-probability", "0.5"]
+    assert train.main([*flags, "--episodes", "16", "--out", str(tmp_path / "whole")]) == 0
     real = az_run.save_state
 
     def interrupted(path, trainer, *args):
@@ -70,7 +73,7 @@ def test_train_py_resumes_an_interrupted_run_into_the_same_folder(tmp_path, monk
 
     monkeypatch.setattr(az_run, "save_state", interrupted)
     capsys.readouterr()
-    assert train.main([*FLAGS, "--episodes", "16", "--out", str(tmp_path / "cut")]) == 130
+    assert train.main([*flags, "--episodes", "16", "--out", str(tmp_path / "cut")]) == 130
     folder = run_folder(tmp_path / "cut")
     assert capsys.readouterr().err.strip().splitlines() == [  # one line, where to go on
         f"Interrupted: {folder} keeps its last checkpoint; train.py --resume {folder} "
@@ -249,22 +252,40 @@ def damaged(folder, tmp_path, change):
     return target
 
 
-def altered_header(data):
+def altered(data, header_change=None, drop=()):
+    """The state file ``data`` with ``header_change(header)`` applied and members ``drop``
+    left out."""
     import io
 
     with np.load(io.BytesIO(data)) as arrays:
-        members = {k: arrays[k] for k in arrays.files}
+        members = {k: arrays[k] for k in arrays.files if k not in drop}
     header = json.loads(str(members["state"]))
-    header["board"] = {"rows": 4, "cols": 4, "win_length": 3}
+    if header_change is not None:
+        header_change(header)
     members["state"] = np.array(json.dumps(header))
     buffer = io.BytesIO()
     np.savez(buffer, **members)
     return buffer.getvalue()
 
 
+def altered_header(data):
+    return altered(data, lambda header: header.update(board={"rows": 4, "cols": 4,
+                                                             "win_length": 3}))
+
+
+def aimed_elsewhere(data):
+    return altered(data, lambda header: header.update(aimed_at=7))
+
+
+def aim_missing(data):
+    return altered(data, lambda header: header.update(aimed_at=4520), drop=("aimed_at",))
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda data: data[: len(data) // 2], "not an AlphaZero training state: .*truncated"),
     (altered_header, "not an AlphaZero training state: 'boards' must be int8 of shape"),
+    (aimed_elsewhere, "aimed_at must be null or 4520, a bit per start position of 3x3x3; got 7"),
+    (aim_missing, "its header has aimed_at but the file holds no aimed_at array"),
     (lambda data: b"not a zip", "not an AlphaZero training state"),
 ])
 def test_resume_refuses_a_damaged_state_in_one_line(saved_run, tmp_path, capsys, change,
@@ -273,6 +294,12 @@ def test_resume_refuses_a_damaged_state_in_one_line(saved_run, tmp_path, capsys,
 
     line = usage_error(capsys, ["--resume", str(damaged(saved_run, tmp_path, change))])
     assert re.search(message, line)
+
+
+def test_a_state_from_before_aims_were_saved_still_loads(saved_run, tmp_path):
+    old = damaged(saved_run, tmp_path, lambda data: altered(
+        data, lambda header: header.pop("aimed_at"), drop=("aimed_at",)))
+    assert load_state(old / STATE_FILE).trainer.aimed_at is None
 
 
 def test_resume_refuses_a_folder_that_is_no_alphazero_run(tmp_path, capsys):
