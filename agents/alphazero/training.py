@@ -28,6 +28,7 @@ from agents.alphazero.replay import ReplayBuffer
 from agents.alphazero.search import tree_bytes
 from agents.alphazero.self_play import PlaySettings, Samples, play_games
 from agents.limits import MAX_BUFFER_BYTES, MAX_WORK_BYTES, check_bytes
+from agents.schedules import geometric
 from gym_tictactoe.checks import check_choice, check_int, check_number
 from gym_tictactoe.game import Rules
 from gym_tictactoe.game.starts import StartWeights
@@ -163,8 +164,8 @@ class Trainer:
         budget spent so far: from ``learning_rate`` to the end geometrically, then the end."""
         end = self.settings.learning_rate_end
         if end is not None:
-            start = self.settings.learning_rate
-            self._use_rate(start * (end / start) ** schedule.spent(self.games, self.seconds))
+            self._use_rate(geometric(self.settings.learning_rate, end,
+                                     schedule.spent(self.games, self.seconds)))
 
     @property
     def policy(self) -> AlphaZeroPolicy:

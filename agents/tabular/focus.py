@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy.typing as npt
 
+from agents.schedules import geometric
 from gym_tictactoe.checks import check_flag, check_int, check_number
 
 ALPHA_EPISODES = 50_000_000  # --alpha-episodes' default: the span of the annealing
@@ -72,7 +73,7 @@ class Focus:
 def annealed_alpha(start: float, end: float, span: int, trained: int) -> float:
     """The learning-rate floor after ``trained`` episodes: from ``start`` to ``end``
     geometrically over ``span`` episodes, then ``end``."""
-    return start * (end / start) ** min(1.0, trained / span)
+    return geometric(start, end, trained / span)
 
 
 class Steering:
