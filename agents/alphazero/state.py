@@ -5,7 +5,8 @@ pickle.
 ``state`` holds a JSON header: the format marker, the run's settings (board, seed, budget,
 evaluation periods, AlphaZero's settings), the network's layers, the games played, the training
 and wall seconds so far, the learning curve so far, the NumPy generator's state, the replay
-buffer's fill and ring position and the optimiser's step counts. The arrays: ``weights`` (every
+buffer's fill and ring position, the optimiser's step counts and the budget the learning
+rate is annealed over (``Trainer.anneal_over``). The arrays: ``weights`` (every
 layer's float32 values in the header's order), ``moments`` (AdamW's two moment estimates per
 layer, same order), the replay buffer's filled rows (``boards``, ``policies``, ``outcomes``),
 torch's generator state (``torch_rng``) and ``aimed_at``: the positions the random starts are
@@ -30,7 +31,7 @@ import torch
 from agents.alphazero.files import check_header, read_header
 from agents.alphazero.network import NetworkSettings, build, state_arrays
 from agents.alphazero.self_play import PlaySettings
-from agents.alphazero.training import AlphaZeroSettings, Trainer, check_memory
+from agents.alphazero.training import AlphaZeroSettings, Schedule, Trainer, check_memory
 from agents.archives import open_zip
 from gym_tictactoe import game
 from gym_tictactoe.checks import check_int, check_number
@@ -76,7 +77,8 @@ def save_state(path: str | os.PathLike, trainer: Trainer, run: dict[str, Any], s
               "train_cpu_seconds": trainer.cpu_seconds,
               "curve": curve, "numpy_rng": trainer.rng.bit_generator.state,
               "buffer": {"size": buffer.size, "next": buffer.next}, "optimizer_steps": steps,
-              "aimed_at": None if trainer.aimed_at is None else int(trainer.aimed_at.size)}
+              "aimed_at": None if trainer.aimed_at is None else int(trainer.aimed_at.size),
+              "anneal_over": _span(trainer.anneal_over)}
     aimed = np.zeros(0, np.uint8) if trainer.aimed_at is None else np.packbits(trainer.aimed_at)
     arrays = {"aimed_at": aimed, "weights": np.concatenate([a.ravel() for a in weights.values()]),
               "moments": moments, "boards": buffer.boards[rows],
@@ -144,6 +146,10 @@ def read_progress(path: str | os.PathLike) -> dict[str, Any]:
     return header
 
 
+def _span(schedule: Schedule | None) -> dict[str, Any] | None:
+    return None if schedule is None else {"games": schedule.games, "minutes": schedule.minutes}
+
+
 def _check_members(archive: Any, bad: Any) -> None:
     names = set(archive.namelist())
     if names not in (MEMBERS, EARLIER_MEMBERS):
@@ -172,11 +178,24 @@ def _settings(header: dict[str, Any], network: NetworkSettings, bad: Any) -> Alp
             check_number(header[name], name, 0.0)
         if header.get("train_cpu_seconds") is not None:  # absent from the first states
             check_number(header["train_cpu_seconds"], "train_cpu_seconds", 0.0)
+        _anneal_over(header)
         if header["algo"] != "alphazero" or not isinstance(header["curve"], list):
             raise ValueError("algo must be alphazero and curve a list")
     except (TypeError, ValueError, KeyError) as error:
         raise bad(f"its header is wrong: {str(error)[:160]}") from None
     return settings
+
+
+def _anneal_over(header: dict[str, Any]) -> Schedule | None:
+    """The header's ``anneal_over`` (absent from states before it: None), checked."""
+    span = header.get("anneal_over")
+    if span is None:
+        return None
+    if not isinstance(span, dict) or set(span) != {"games", "minutes"}:
+        raise ValueError("anneal_over must be null or {games, minutes}")
+    check_int(span["games"], "anneal_over.games", 1, none=True)
+    check_number(span["minutes"], "anneal_over.minutes", 0.0, low_open=True, none=True)
+    return Schedule(span["games"], minutes=span["minutes"])  # refuses neither budget
 
 
 def _check_memory(rules: game.Rules, settings: AlphaZeroSettings, bad: Any) -> None:
@@ -255,6 +274,7 @@ def _restore(trainer: Trainer, header: dict[str, Any], arrays: dict[str, np.ndar
     trainer.seconds = float(header["train_seconds"])
     cpu = header.get("train_cpu_seconds")
     trainer.cpu_seconds = None if cpu is None else float(cpu)
+    trainer.anneal_over = _anneal_over(header)
     if header.get("aimed_at"):
         bits = np.unpackbits(arrays["aimed_at"], count=header["aimed_at"])
         trainer.aimed_at = bits.astype(bool)

@@ -129,6 +129,10 @@ class Trainer:
         # ``start_codes``), which the saved state keeps so that a resumed run aims again.
         self.aim: StartWeights | None = None
         self.aimed_at: npt.NDArray[np.bool_] | None = None
+        # The budget the learning rate is annealed over: the first sitting's (``train``), kept
+        # by the saved state, so that a finished run continued to a larger budget goes on at
+        # the end rate instead of stretching the schedule back up.
+        self.anneal_over: Schedule | None = None
         self.seconds = 0.0  # of self-play and gradient steps: checkpoints are not counted
         # The same rounds' CPU time in this process (what a shared machine's wall clock hides;
         # Ray workers count theirs apart); None once resumed from a state that did not keep it.
@@ -145,9 +149,11 @@ class Trainer:
         return self
 
     def set_learning_rate(self, rate: float) -> None:
-        """Train on at ``rate`` (the settings and the optimiser; its moments are kept); with
-        ``learning_rate_end``, the schedule's start from now on."""
-        self.settings = replace(self.settings, learning_rate=rate)  # checked there
+        """Train on at ``rate``, fixed (the settings and the optimiser; its moments are kept):
+        a schedule the run had (``learning_rate_end``) ends here."""
+        self.settings = replace(self.settings, learning_rate=rate,  # checked there
+                                learning_rate_end=None)
+        self.anneal_over = None
         self._use_rate(rate)
 
     @property
@@ -160,12 +166,15 @@ class Trainer:
             group["lr"] = rate
 
     def anneal(self, schedule: Schedule) -> None:
-        """With ``learning_rate_end``, the optimiser's rate for the share of ``schedule``'s
-        budget spent so far: from ``learning_rate`` to the end geometrically, then the end."""
+        """With ``learning_rate_end``, the optimiser's rate for the share spent so far of the
+        budget it is annealed over (``anneal_over``; else ``schedule``'s, which becomes it):
+        from ``learning_rate`` to the end geometrically, then the end."""
         end = self.settings.learning_rate_end
         if end is not None:
+            self.anneal_over = self.anneal_over or Schedule(schedule.games,
+                                                            minutes=schedule.minutes)
             self._use_rate(geometric(self.settings.learning_rate, end,
-                                     schedule.spent(self.games, self.seconds)))
+                                     self.anneal_over.spent(self.games, self.seconds)))
 
     @property
     def policy(self) -> AlphaZeroPolicy:

@@ -59,6 +59,27 @@ def test_the_learning_rate_falls_geometrically_to_its_end_over_the_budget():
     assert trainer.settings.learning_rate == 1e-2  # the schedule's start is kept
 
 
+def test_a_finished_run_continued_to_a_larger_budget_stays_at_the_end_rate(tmp_path):
+    from agents.alphazero.state import load_state, save_state
+    from agents.sb3 import torch_threads
+
+    settings = AlphaZeroSettings(**{**SMALL.__dict__, "learning_rate": 1e-2,
+                                    "learning_rate_end": 1e-4})
+    trainer = Trainer(game.TICTACTOE, settings, seed=0)
+    with torch_threads(1):
+        trainer.train(8, None)  # rounds of 4 games: the last one starts halfway, at 1e-3
+    assert trainer.learning_rate == pytest.approx(1e-3)
+    save_state(tmp_path / "state.npz", trainer, {"seed": 0}, 1.0, [])
+    resumed = load_state(tmp_path / "state.npz").trainer
+    with torch_threads(1):
+        resumed.train(16, None)  # annealed over the first budget of 8 games, not over 16
+    assert resumed.learning_rate == pytest.approx(1e-4)
+    resumed.set_learning_rate(5e-3)  # a new rate for the continuation: fixed from then on
+    with torch_threads(1):
+        resumed.train(20, None)
+    assert resumed.learning_rate == 5e-3 and resumed.settings.learning_rate_end is None
+
+
 def test_a_fixed_rate_is_left_alone():
     trainer = Trainer(game.TICTACTOE, SMALL, seed=0)
     trainer.games = 3

@@ -286,6 +286,9 @@ def aim_missing(data):
     (altered_header, "not an AlphaZero training state: 'boards' must be int8 of shape"),
     (aimed_elsewhere, "aimed_at must be null or 4520, a bit per start position of 3x3x3; got 7"),
     (aim_missing, "its header has aimed_at but the file holds no aimed_at array"),
+    (lambda data: altered(data, lambda header: header.update(anneal_over={"games": 0,
+                                                                          "minutes": None})),
+     "its header is wrong: anneal_over.games must be an integer"),
     (lambda data: b"not a zip", "not an AlphaZero training state"),
 ])
 def test_resume_refuses_a_damaged_state_in_one_line(saved_run, tmp_path, capsys, change,
