@@ -45,12 +45,14 @@ def _not_a_model(path: Path, problem: str) -> ValueError:
 
 
 def load_policy(path: str | os.PathLike, *, stochastic: bool = False,
-                max_simulations: int | None = None) -> tuple[Policy, str]:
+                max_simulations: int | None = None, threats: bool = False
+                ) -> tuple[Policy, str]:
     """The policy stored at ``path`` and its kind (``"q"``, ``"alphazero"`` or the SB3
     algorithm's name).
 
     ``max_simulations``: an AlphaZero network plays through a PUCT search of that many
-    simulations (deterministic); None plays the raw network, greedy on its prior.
+    simulations (deterministic); None plays the raw network, greedy on its prior. ``threats``:
+    that search reads the immediate threats (``agents.alphazero.search``).
     ``stochastic=True``: a (Maskable)PPO model's own action distribution over the legal cells
     (``ModelPolicy(stochastic=True)``), measured by ``gym_tictactoe.evaluation`` as the
     stochastic policy it is; a Q-table or DQN model has none (ValueError).
@@ -58,11 +60,11 @@ def load_policy(path: str | os.PathLike, *, stochastic: bool = False,
     ``gym_tictactoe.extras.MissingExtra`` when an SB3 model meets an install without the extra.
     """
     kind = model_kind(path)
-    if max_simulations is not None and kind != "alphazero":
+    if (max_simulations is not None or threats) and kind != "alphazero":
         raise ValueError(f"{path} is a {kind} model, which has no search: max_simulations is "
                          "for AlphaZero models")
     if kind == "alphazero":
-        return _alphazero(path, stochastic, max_simulations), kind
+        return _alphazero(path, stochastic, max_simulations, threats), kind
     if kind == "q":
         from agents.tabular.q_learning import QLearningAgent
 
@@ -97,15 +99,18 @@ def playing(kinds: Sequence[str]) -> contextlib.AbstractContextManager[Any]:
     return torch_threads(1)
 
 
-def _alphazero(path: str | os.PathLike, stochastic: bool, max_simulations: int | None) -> Policy:
+def _alphazero(path: str | os.PathLike, stochastic: bool, max_simulations: int | None,
+               threats: bool = False) -> Policy:
     if stochastic:
         raise ValueError(f"{path} is an AlphaZero model, which plays its greedy move "
                          "(stochastic=True is for (maskable-)ppo)")
+    if threats and max_simulations is None:
+        raise ValueError(f"threats is for a search: give {path} max_simulations too")
     require("torch", "sb3", "loading an AlphaZero model")
     from agents.alphazero import AlphaZeroPolicy, load
 
     model = load(path)
-    return AlphaZeroPolicy(model.net, model.rules, max_simulations)
+    return AlphaZeroPolicy(model.net, model.rules, max_simulations, threats=threats)
 
 
 class SavedModels:

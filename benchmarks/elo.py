@@ -9,7 +9,8 @@ Without ``--model`` it first trains ``train.py --algo alphazero --board B --minu
 ``--seed``; the run folder stays under ``runs/benchmarks/elo``, so ``--resume`` continues an
 unfinished one); with ``--model``, the training figures come from the results.json beside it.
 The players: random, heuristic, montecarlo, mcts and alphabeta at their defaults, the raw
-network, the network through a search of ``--simulations`` (the learner), and OpenSpiel's
+network, the network through a search of ``--simulations`` (the learner; with ``--threats`` a
+search that reads the immediate threats), and OpenSpiel's
 ``MCTSBot`` (``benchmarks/openspiel_bot.py``: 1,000 simulations, one random rollout a leaf, UCT
 constant 2, solver on, seeded per game; left out, with a line on stderr and a note in the JSON,
 where OpenSpiel is not installed). The key players, the learner, alphabeta and MCTSBot, play
@@ -66,6 +67,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=seed_arg, default=0)
     parser.add_argument("--simulations", type=simulations_arg, default=100,
                         help="the searching player's simulations a move (default: %(default)s)")
+    parser.add_argument("--threats", action="store_true",
+                        help="the learner's search reads the immediate threats (the model spec's "
+                             "threats=on: a win played at once, a lone threat blocked)")
     _add_games(parser)
     parser.add_argument("--resume", type=Path, default=None, metavar="RUN",
                         help="continue an unfinished training run folder first")
@@ -154,7 +158,8 @@ def lineup(args: argparse.Namespace, model: Path) -> tuple[Table, dict[str, Any]
     from benchmarks import openspiel_bot
     from gym_tictactoe.cli import models as cli_models
 
-    searched = f"{model}:simulations={args.simulations}"
+    searched = f"{model}:simulations={args.simulations}" + (",threats=on" if args.threats
+                                                             else "")
     players = [*BUILT_IN, str(model), searched]
     loaded = cli_models.players_for(players, args.board, "arena")
     if loaded is None:

@@ -80,7 +80,7 @@ def elo_rows(results: Path) -> list[list[str]]:
         budgets.add(data.get("alphabeta_max_nodes", 2000))
         elo = {rating["name"]: rating["elo"] for rating in data["ratings"]}
         searched = _searched(data)
-        simulations.add(searched.rpartition("=")[2])
+        simulations.add(_search_of(searched))
         seconds = data["training"].get("train_seconds")
         trained = f" after {seconds / 60:.0f} min of training" if seconds else ""
         cells.append((board, f"{_gap(data, elo[searched] - elo['alphabeta'])} on {board}"
@@ -89,7 +89,7 @@ def elo_rows(results: Path) -> list[list[str]]:
     if not cells:
         return []
     nodes = "/".join(f"{n:,}" for n in sorted(budgets))
-    return [["AlphaZero (search of " + "/".join(sorted(simulations)) + " simulations) against "
+    return [["AlphaZero (search of " + "/".join(sorted(simulations)) + ") against "
              f"`alphabeta` ({nodes} positions a move), " + " / ".join(c[0] for c in cells),
              ", ".join(c[1] for c in cells), "; ".join(c[2] for c in cells)]]
 
@@ -105,6 +105,16 @@ def _elo_results(results: Path) -> list[tuple[str, dict[str, Any]]]:
             if data["ratings"]:
                 found.append((board, data))
     return found
+
+
+def _search_of(spec: str, short: bool = False) -> str:
+    """``100 simulations`` (``100`` when ``short``; ``, reading threats`` added) of a model
+    spec with a search."""
+    from gym_tictactoe.cli.models import model_spec
+
+    found = model_spec(spec)
+    return (f"{found.simulations}" + ("" if short else " simulations")
+            + (", reading threats" if found.threats else ""))
 
 
 def _searched(data: dict[str, Any]) -> str:
@@ -150,7 +160,7 @@ def _short(name: str, data: dict[str, Any]) -> str:
     if name == MCTSBOT:
         return f"`{MCTSBOT}`"
     if ".npz:" in name:
-        return f"AlphaZero (search of {name.rpartition('=')[2]})"
+        return f"AlphaZero (search of {_search_of(name, short=True)})"
     return "AlphaZero (raw network)" if name.endswith(".npz") else f"`{name}`"
 
 
@@ -162,8 +172,7 @@ def _elo_player(name: str, data: dict[str, Any]) -> str:
     if not name.endswith(".npz") and ".npz:" not in name:
         return f"`{name}`"
     training = data["training"]
-    _, _, option = name.partition(".npz:")
-    kind = f"a search of {option.split('=')[1]} simulations" if option else "raw network"
+    kind = f"a search of {_search_of(name)}" if ".npz:" in name else "raw network"
     seconds, cpu = training.get("train_seconds"), training.get("train_cpu_seconds")
     if not seconds:
         return f"AlphaZero, {kind}"

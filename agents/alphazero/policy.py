@@ -18,7 +18,7 @@ import numpy.typing as npt
 from agents.alphazero.network import PolicyValueNet, infer
 from agents.alphazero.search import C_PUCT, search, tree_bytes
 from gym_tictactoe import game
-from gym_tictactoe.checks import check_int, check_number
+from gym_tictactoe.checks import check_flag, check_int, check_number
 from gym_tictactoe.game import Rules
 
 RAW_CHUNK = 8192  # positions per network call
@@ -30,11 +30,14 @@ CACHED_MOVES = 2**16  # positions whose searched move is kept (under 10 MB)
 
 class AlphaZeroPolicy:
     """``policy(observation, action_mask) -> cell`` over the env's agent view (1 own mark,
-    2 the other's) on ``rules``'s board; ``max_simulations`` None plays the raw network."""
+    2 the other's) on ``rules``'s board; ``max_simulations`` None plays the raw network. With
+    ``threats`` the search reads each position's immediate threats (``search.search``): it
+    plays a win at once, blocks the opponent's one threat and scores such positions exactly."""
 
     def __init__(self, net: PolicyValueNet, rules: Rules, max_simulations: int | None = None,
-                 c_puct: float = C_PUCT) -> None:
+                 c_puct: float = C_PUCT, threats: bool = False) -> None:
         self.net, self.rules = net, rules
+        self.threats = check_flag(threats, "threats")
         self.max_simulations = check_int(max_simulations, "max_simulations", 1,
                                          MAX_SIMULATIONS, none=True)
         self.c_puct = check_number(c_puct, "c_puct", 0.0, low_open=True)
@@ -71,7 +74,7 @@ class AlphaZeroPolicy:
             # The observation is the board as its mover sees it: an absolute board with mover 1.
             movers = np.full(len(boards), game.X, dtype=np.int8)
             scores = search(self.rules, self.evaluator, boards, movers, self.max_simulations,
-                            c_puct=self.c_puct).visits
+                            c_puct=self.c_puct, threats=self.threats).visits
         return np.where(legal, scores + 1.0, 0.0).argmax(axis=1)  # legal cells first
 
     def __call__(self, observation: npt.ArrayLike, action_mask: npt.ArrayLike) -> int:
@@ -89,9 +92,11 @@ class AlphaZeroPolicy:
 
     def __repr__(self) -> str:
         how = ("raw network" if self.max_simulations is None
-               else f"search of {self.max_simulations} simulations")
+               else f"search of {self.max_simulations} simulations"
+               + (", threat checks" if self.threats else ""))
         return f"AlphaZeroPolicy({self.rules.name}, {how})"
 
-    def with_search(self, max_simulations: Any) -> AlphaZeroPolicy:
-        """The same network playing through a search of ``max_simulations`` simulations."""
-        return AlphaZeroPolicy(self.net, self.rules, max_simulations, self.c_puct)
+    def with_search(self, max_simulations: Any, threats: bool = False) -> AlphaZeroPolicy:
+        """The same network playing through a search of ``max_simulations`` simulations (that
+        reads the immediate threats with ``threats``)."""
+        return AlphaZeroPolicy(self.net, self.rules, max_simulations, self.c_puct, threats)

@@ -9,6 +9,12 @@ simulation descends all trees together (a Python loop over the depth, vectorised
 expands one leaf per tree, evaluates the new leaves in one call and backs the values up. A
 new leaf's win test is the compiled core's (``game/wide.py``: numba, compiled on the first
 search and cached on disk), on the lines through the move that made it.
+
+With ``threats``, each node also reads the position's immediate threats (``wide.tactics``): a
+node whose mover can complete a line is a win and one whose opponent has two threats (and the
+mover none) a loss, both finished without a network call, and a node whose opponent has one
+threat searches only the block (``forced``). These are exact facts of the position, so the
+search wastes no simulations on moves that lose at once; at the root, the win is played.
 """
 
 from __future__ import annotations
@@ -40,12 +46,14 @@ class Trees:
     visits: npt.NDArray[np.float32]   # (B, M, cells)
     total: npt.NDArray[np.float32]    # (B, M, cells) for the node's mover
     size: npt.NDArray[np.int64]       # (B,) nodes used
+    forced: npt.NDArray[np.int32]     # (B, M) the only move searched there, -1: none
+    threats: bool = False             # read each new node's threats (``wide.tactics``)
 
 
 def tree_bytes(cells: int, simulations: int) -> int:
     """The bytes of one tree of ``simulations`` on a board of ``cells``: per node, its board
-    with the pad cell and per move four arrays of 4 bytes (:class:`Trees`), and 6 more."""
-    return (simulations + 1) * (17 * cells + 7)
+    with the pad cell and per move four arrays of 4 bytes (:class:`Trees`), and 10 more."""
+    return (simulations + 1) * (17 * cells + 11)
 
 
 def relative(boards: npt.NDArray[np.int8], movers: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
@@ -54,7 +62,8 @@ def relative(boards: npt.NDArray[np.int8], movers: npt.NDArray[np.int8]) -> npt.
     return np.where(boards == 0, 0, np.where(boards == movers, 1, 2)).astype(np.int8)
 
 
-def new_trees(roots: npt.NDArray[np.int8], movers: npt.NDArray[np.int8], nodes: int) -> Trees:
+def new_trees(roots: npt.NDArray[np.int8], movers: npt.NDArray[np.int8], nodes: int,
+              threats: bool = False) -> Trees:
     """Trees holding only their roots (absolute boards ``roots`` (B, cells))."""
     count, cells = roots.shape
     boards = np.full((count, nodes, cells + 1), -1, dtype=np.int8)
@@ -65,18 +74,23 @@ def new_trees(roots: npt.NDArray[np.int8], movers: npt.NDArray[np.int8], nodes: 
     return Trees(boards, mover, np.zeros((count, nodes), bool),
                  np.zeros((count, nodes), np.float32), np.full(per_move, -1, np.int32),
                  np.zeros(per_move, np.float32), np.zeros(per_move, np.float32),
-                 np.zeros(per_move, np.float32), np.ones(count, np.int64))
+                 np.zeros(per_move, np.float32), np.ones(count, np.int64),
+                 np.full((count, nodes), -1, np.int32), threats)
 
 
 def search(rules: Rules, evaluate: Evaluator, roots: npt.NDArray[np.int8],
            movers: npt.NDArray[np.int8], simulations: int, *,
            noise: tuple[np.random.Generator, float, float] | None = None,
-           c_puct: float = C_PUCT) -> Result:
+           c_puct: float = C_PUCT, threats: bool = False) -> Result:
     """The roots' figures after ``simulations`` simulations on each of the unfinished boards
     ``roots`` (absolute, (B, cells)) with ``movers`` to move. ``noise``: (generator, Dirichlet
-    alpha, fraction) mixed into the roots' priors, as in self-play."""
+    alpha, fraction) mixed into the roots' priors, as in self-play; ``threats``: read the
+    immediate threats at every node (the module's docstring)."""
     roots = np.asarray(roots, dtype=np.int8)
-    trees = new_trees(roots, movers, simulations + 1)
+    trees = new_trees(roots, movers, simulations + 1, threats)
+    if threats:  # the root's win or forced block is the only move searched
+        kinds, cells = _tactics(rules, roots, np.asarray(movers, np.int8))
+        trees.forced[:, 0] = np.where((kinds == 1) | (kinds == 2), cells, -1)
     priors, values = evaluate(relative(roots, movers))
     trees.prior[:, 0] = priors if noise is None else _with_noise(priors, roots == 0, *noise)
     for _ in range(simulations):
@@ -125,7 +139,8 @@ def _select(trees: Trees, idx: npt.NDArray, nodes: npt.NDArray, c_puct: float) -
     u = c_puct * trees.prior[idx, nodes] * np.sqrt(visits.sum(axis=1, keepdims=True) + 1)
     score = q + u / (1 + visits)
     score[trees.boards[idx, nodes, :-1] != game.EMPTY] = -np.inf
-    return score.argmax(axis=1)
+    forced = trees.forced[idx, nodes]
+    return np.where(forced >= 0, forced, score.argmax(axis=1))
 
 
 def _descend(trees: Trees, c_puct: float
@@ -180,6 +195,8 @@ def _expand(rules: Rules, trees: Trees, evaluate: Evaluator, idx: npt.NDArray,
     trees.boards[idx, new], trees.mover[idx, new] = boards, game.SWAP[marks]
     trees.terminal[idx, new] = finished
     values = np.where(won, -1.0, 0.0).astype(np.float32)  # the mover there has lost, or a draw
+    if trees.threats:
+        finished = _read_threats(rules, trees, idx, new, boards, finished, values)
     trees.value[idx, new] = values
     open_ = np.flatnonzero(~finished)
     if open_.size:
@@ -187,6 +204,21 @@ def _expand(rules: Rules, trees: Trees, evaluate: Evaluator, idx: npt.NDArray,
         trees.prior[idx[open_], new[open_]] = priors
         values[open_] = net_values
     return values
+
+
+def _read_threats(rules: Rules, trees: Trees, idx: npt.NDArray, new: npt.NDArray,
+                  boards: npt.NDArray[np.int8], finished: npt.NDArray[np.bool_],
+                  values: npt.NDArray[np.float32]) -> npt.NDArray[np.bool_]:
+    """The new nodes' threats: a win (+1) or a loss (-1) for their mover now finishes them
+    (``values`` set, the finished mask returned), a forced block is their only move."""
+    open_ = np.flatnonzero(~finished)
+    kinds, cells = _tactics(rules, boards[open_, :-1], trees.mover[idx[open_], new[open_]])
+    values[open_] = np.where(kinds == 1, 1.0, np.where(kinds == 3, -1.0, values[open_]))
+    trees.forced[idx[open_], new[open_]] = np.where(kinds == 2, cells, -1)
+    solved = finished.copy()
+    solved[open_] = (kinds == 1) | (kinds == 3)
+    trees.terminal[idx, new] = solved
+    return solved
 
 
 def _backup(trees: Trees, path_nodes: npt.NDArray, path_moves: npt.NDArray,
@@ -204,6 +236,19 @@ def _backup(trees: Trees, path_nodes: npt.NDArray, path_moves: npt.NDArray,
 @cache
 def _rays(rules: Rules) -> npt.NDArray[np.int64]:
     return import_compiled("gym_tictactoe.game.wide").rays(rules)
+
+
+@cache
+def _masks(rules: Rules) -> npt.NDArray[np.uint64]:
+    return import_compiled("gym_tictactoe.game.wide").tables(rules)[0]
+
+
+def _tactics(rules: Rules, boards: npt.NDArray[np.int8], movers: npt.NDArray[np.int8]
+             ) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int64]]:
+    """``wide.tactics`` of absolute ``boards`` (K, cells) with ``movers`` to move."""
+    wide = import_compiled("gym_tictactoe.game.wide")
+    return wide.tactics(np.ascontiguousarray(boards, np.int8),
+                        np.ascontiguousarray(movers, np.int8), _masks(rules), rules.n_cells)
 
 
 def _wins(rules: Rules, boards: npt.NDArray[np.int8], cells: npt.NDArray,

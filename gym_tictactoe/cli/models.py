@@ -39,16 +39,18 @@ MAX_SIMULATIONS = 10_000
 _MODEL_SPEC = re.compile(r"(?P<path>.*\.(?:npz|zip))(?::(?P<options>.*))?",
                          re.IGNORECASE | re.DOTALL)
 SPEC_HELP = (f"a model takes simulations=N: an AlphaZero network playing through a search of N "
-             f"simulations, 1 to {MAX_SIMULATIONS:,}")
+             f"simulations, 1 to {MAX_SIMULATIONS:,}, and with it threats=on: a search that "
+             "reads the immediate threats (plays a win, blocks a lone threat)")
 
 
 @dataclass(frozen=True)
 class ModelSpec:
     """A model as a player: its file and, for an AlphaZero network, its search's simulations
-    (None: the raw network)."""
+    (None: the raw network) and whether the search reads the immediate threats."""
 
     path: str
     simulations: int | None = None
+    threats: bool = False
 
 
 def is_model_path(spec: str) -> bool:
@@ -68,12 +70,18 @@ def model_spec(spec: str, simulations: int | None = None, any_name: bool = False
     if found is None:
         raise ValueError(f"{spec!r} is not a model file: expected a path ending .npz or .zip, "
                          "optionally followed by :simulations=N")
+    threats = False
     for item in filter(None, (found["options"] or "").split(",")):
         key, equals, value = (part.strip() for part in item.partition("="))
-        if key != "simulations" or not equals:
+        if key == "simulations" and equals:
+            simulations = simulations_value(value, f"simulations in {spec!r}")
+        elif key == "threats" and value in ("on", "off"):
+            threats = value == "on"
+        else:
             raise ValueError(f"bad model option {item.strip()!r} in {spec!r}: {SPEC_HELP}")
-        simulations = simulations_value(value, f"simulations in {spec!r}")
-    return ModelSpec(found["path"], simulations)
+    if threats and simulations is None:
+        raise ValueError(f"threats=on in {spec!r} needs a search: add simulations=N")
+    return ModelSpec(found["path"], simulations, threats)
 
 
 def simulations_value(text: str, what: str = "--simulations") -> int:
@@ -92,7 +100,8 @@ def load(spec: str | ModelSpec) -> tuple[Any, str]:
     FileNotFoundError, ValueError (also simulations for a model that is not AlphaZero) or
     MissingExtra."""
     spec = spec if isinstance(spec, ModelSpec) else model_spec(spec)
-    return _saved_models().load_policy(spec.path, max_simulations=spec.simulations)
+    return _saved_models().load_policy(spec.path, max_simulations=spec.simulations,
+                                       threats=spec.threats)
 
 
 def kind_of(spec: str) -> str:

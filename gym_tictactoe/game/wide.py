@@ -9,8 +9,9 @@ each cell. The kernels answer what a search asks of a position: the win test on 
 through the last move (:func:`wins_at`, on the rays; :func:`lane_wins`, a random playout's, on
 each side's stones laid out in :func:`lanes`), the immediate threats (empty cells that would
 complete a line of a side) and the forced block (the opponent's one threat, or a lost position
-when it has two). The boards of at most 64 cells have their own one-word kernels
-(:mod:`.bitboard`), which the proof solver uses.
+when it has two), and :func:`tactics`, both at once for a batch of boards (AlphaZero's search).
+The boards of at most 64 cells have their own one-word kernels (:mod:`.bitboard`), which the
+proof solver uses.
 """
 
 from __future__ import annotations
@@ -191,3 +192,37 @@ def wins_on_boards(boards, cells, marks, rays):
                 put(stones, c)
         won[i] = wins_at(stones, cells[i], rays)
     return won
+
+
+@njit(cache=True)
+def tactics(boards, movers, masks, n_cells):
+    """For each absolute board (rows of cells, 0 empty, 1 X, 2 O; columns past ``n_cells``
+    ignored) and its side to move ``movers[i]``: (kind, cell). Kind 1: the mover completes a
+    line at ``cell`` now (a won position); 2: it must play ``cell``, the opponent's one threat;
+    3: the opponent has two threats or more and the mover none (a lost position); 0: none of
+    these (cell -1)."""
+    words = masks.shape[1]
+    own, other, scratch = (np.zeros(words, np.uint64), np.zeros(words, np.uint64),
+                           np.zeros(words, np.uint64))
+    kinds = np.zeros(boards.shape[0], np.int8)
+    cells = np.full(boards.shape[0], -1, np.int64)
+    for i in range(boards.shape[0]):
+        own[:] = ZERO
+        other[:] = ZERO
+        for c in range(n_cells):
+            if boards[i, c] == movers[i]:
+                put(own, c)
+            elif boards[i, c] != 0:
+                put(other, c)
+        if threats(own, other, masks, scratch) > 0:
+            for w in range(words):
+                if scratch[w] != ZERO:
+                    kinds[i], cells[i] = 1, w * 64 + lowest_cell(scratch[w])
+                    break
+            continue
+        block = forced_block(own, other, masks, scratch)
+        if block >= 0:
+            kinds[i], cells[i] = 2, block
+        elif block == -2:
+            kinds[i] = 3
+    return kinds, cells

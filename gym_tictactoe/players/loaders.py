@@ -28,9 +28,11 @@ class ModelLoader(Protocol):
         was expected)."""
         ...
 
-    def load_policy(self, path: str, *, max_simulations: int | None = None) -> tuple[Any, str]:
+    def load_policy(self, path: str, *, max_simulations: int | None = None,
+                    threats: bool = False) -> tuple[Any, str]:
         """(player, kind) of the model at ``path``; ``max_simulations``: a search on top, where
-        the model has one (ValueError where it has none)."""
+        the model has one (ValueError where it has none), reading the immediate threats with
+        ``threats``."""
         ...
 
     def playing(self, kinds: Sequence[str]) -> AbstractContextManager[Any]:

@@ -29,14 +29,26 @@ def model(tmp_path):
     return files.save(tmp_path / "az.npz", PolicyValueNet(NetworkSettings(4, 1)), game.TICTACTOE)
 
 
-def rate(model, tmp_path, monkeypatch):
+def rate(model, tmp_path, monkeypatch, *flags):
     elo = benchmark_module("elo")
     monkeypatch.setattr(elo, "BUILT_IN", ("random", "alphabeta"))  # the smoke test's few
     out = tmp_path / "elo.json"
     assert elo.main(["--board", "3x3x3", "--model", str(model), "--simulations", "4",
                      "--games", "1", "--key-games", "4", "--opening", "1", "--out",
-                     str(out)]) == 0
+                     str(out), *flags]) == 0
     return json.loads(out.read_text())
+
+
+def test_the_learner_may_read_the_threats(model, tmp_path, monkeypatch):
+    monkeypatch.setattr(benchmark_module("openspiel_bot"), "installed", lambda: False)
+    data = rate(model, tmp_path, monkeypatch, "--threats")
+    assert data["key_players"] == [f"{model}:simulations=4,threats=on", "alphabeta"]
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "elo_6x6x4.json").write_text(json.dumps(data))
+    tables = benchmark_module("elo_tables")
+    assert "a search of 4 simulations, reading threats" in tables.elo(tmp_path / "results")
+    assert "(search of 4, reading threats) against `alphabeta`" in tables.elo_pairs(
+        tmp_path / "results")
 
 
 def test_the_key_pairs_play_key_games_and_the_others_games(model, tmp_path, monkeypatch):

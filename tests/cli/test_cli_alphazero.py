@@ -175,6 +175,23 @@ def test_model_specs(spec, path, simulations):
     assert not cli_models.is_model_path("mcts:max_simulations=5")
 
 
+def test_a_model_s_search_may_read_the_threats():
+    assert cli_models.model_spec("m.npz:simulations=9,threats=on") == cli_models.ModelSpec(
+        "m.npz", 9, threats=True)
+    assert not cli_models.model_spec("m.npz:threats=off,simulations=9").threats
+    with pytest.raises(ValueError, match="needs a search: add simulations=N"):
+        cli_models.model_spec("m.npz:threats=on")
+    with pytest.raises(ValueError, match="bad model option 'threats=yes'"):
+        cli_models.model_spec("m.npz:simulations=9,threats=yes")
+
+
+def test_arena_plays_a_model_whose_search_reads_the_threats(model, capsys, monkeypatch):
+    spec = f"{model}:simulations=4,threats=on"
+    code, out, err = run(["arena", "--players", f"{spec},alphabeta", "--games", "2"], capsys,
+                         monkeypatch)
+    assert code == 0 and err == "" and "threats=on" in out
+
+
 def test_search_exact_measures_a_model_with_search_and_appends(model, tmp_path):
     import json
 
@@ -226,3 +243,12 @@ def test_evaluate_tells_a_model_by_its_contents_not_its_name(model, capsys, monk
     code, out, _ = run(["evaluate", str(plain), "--simulations", "4", "--games", "1"], capsys,
                        monkeypatch)
     assert code == 0 and "alphazero model, search of 4 simulations a move" in out
+
+
+def test_load_policy_reads_threats_only_for_a_search(model):
+    from agents.models import load_policy
+
+    with pytest.raises(ValueError, match=r"threats is for a search: give .* max_simulations"):
+        load_policy(model, threats=True)
+    policy, kind = load_policy(model, max_simulations=3, threats=True)
+    assert kind == "alphazero" and policy.threats and policy.max_simulations == 3
