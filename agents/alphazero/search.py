@@ -98,29 +98,37 @@ def search(rules: Rules, evaluate: Evaluator, roots: npt.NDArray[np.int8],
     visits, total = trees.visits[:, 0].copy(), trees.total[:, 0]
     q = np.divide(total, visits, out=np.repeat(values[:, None], visits.shape[1], axis=1)
                   .astype(np.float32), where=visits > 0)
-    return Result(visits, q, np.asarray(priors, np.float32))
+    return Result(visits, q, np.asarray(priors, np.float32), trees.forced[:, 0].copy())
 
 
 @dataclass
 class Result:
     """Per root (B, cells): visit counts, each move's mean value for the root's mover (the
-    network's value of the root where unvisited: "completed" as in Gumbel MuZero) and the
-    network's priors (before any noise)."""
+    network's value of the root where unvisited: "completed" as in Gumbel MuZero), the
+    network's priors (before any noise) and per root the one move searched there (``threats``:
+    a win or the only block; -1: none)."""
 
     visits: npt.NDArray[np.float32]
     q: npt.NDArray[np.float32]
     priors: npt.NDArray[np.float32]
+    forced: npt.NDArray[np.int32]
 
     def improved_policy(self, legal: npt.NDArray[np.bool_], c_visit: float = 50.0,
                         c_scale: float = 0.1) -> npt.NDArray[np.float32]:
         """softmax(log prior + (c_visit + max visits) * c_scale * q) over the legal cells
         (Danihelka et al. 2022): a target that follows the values the search found, sharp
-        where few simulations leave the visit counts flat."""
+        where few simulations leave the visit counts flat. A root whose move was forced (a win,
+        the only block) gets that move alone: the other moves' completed values would be the
+        network's guess where the position says they lose or win less surely."""
         scale = (c_visit + self.visits.max(axis=1, keepdims=True)) * c_scale
         logits = np.log(np.maximum(self.priors, 1e-12)) + scale * self.q
         logits = np.where(legal, logits - logits.max(axis=1, keepdims=True), -np.inf)
         weights = np.exp(logits)
-        return (weights / weights.sum(axis=1, keepdims=True)).astype(np.float32)
+        policy = (weights / weights.sum(axis=1, keepdims=True)).astype(np.float32)
+        rows = np.flatnonzero(self.forced >= 0)
+        policy[rows] = 0.0
+        policy[rows, self.forced[rows]] = 1.0
+        return policy
 
 
 def _with_noise(priors: npt.NDArray, legal: npt.NDArray[np.bool_], rng: np.random.Generator,

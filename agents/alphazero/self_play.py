@@ -39,6 +39,7 @@ class PlaySettings:
     noise_fraction: float = 0.25
     start_probability: float = 0.5
     target: str = "completed_q"  # or "visits": AlphaZero's own policy target
+    threats: bool = False  # the search reads the immediate threats (``search.search``)
 
 
 @dataclass
@@ -77,7 +78,8 @@ def play_games(rules: Rules, evaluate: Evaluator, games: int, settings: PlaySett
     while active.any():
         idx = np.flatnonzero(active)
         found = search(rules, evaluate, boards[idx, :cells], movers[idx],
-                       settings.simulations, noise=noise, c_puct=settings.c_puct)
+                       settings.simulations, noise=noise, c_puct=settings.c_puct,
+                       threats=settings.threats)
         policies = found.visits / found.visits.sum(axis=1, keepdims=True)
         seen.append(relative(boards[idx, :cells], movers[idx]))
         targets.append(policies.astype(np.float32) if settings.target == "visits"

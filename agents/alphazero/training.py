@@ -29,7 +29,7 @@ from agents.alphazero.search import tree_bytes
 from agents.alphazero.self_play import PlaySettings, Samples, play_games
 from agents.limits import MAX_BUFFER_BYTES, MAX_WORK_BYTES, check_bytes
 from agents.schedules import geometric
-from gym_tictactoe.checks import check_choice, check_int, check_number
+from gym_tictactoe.checks import check_choice, check_flag, check_int, check_number
 from gym_tictactoe.game import Rules
 from gym_tictactoe.game.starts import StartWeights
 
@@ -61,6 +61,7 @@ class AlphaZeroSettings:
         check_number(play.noise_fraction, "noise_fraction", 0.0, 1.0)
         check_number(play.start_probability, "start_probability", 0.0, 1.0)
         check_choice(play.target, "target", ("completed_q", "visits"))
+        check_flag(play.threats, "threats")
         for name in ("games_per_round", "steps_per_round", "batch_size", "buffer_size"):
             check_int(getattr(self, name), name, 1, 10**7)
         # AdamW's steps multiply by lr / (1 - beta1) and 1 - lr * weight_decay in float32:

@@ -80,7 +80,7 @@ SCHEMAS: dict[str, dict[str, Check]] = {
                   "learning_rate_end": _number(0.0, 1.0, low_open=True, none=True),
                   "focus_share": _number(0.0, 1.0), "back_share": _number(0.0, 1.0),
                   "weight_decay": _number(0.0, 1.0), "channels": _int(), "blocks": _int(0),
-                  "target": _choice("completed_q", "visits")},
+                  "target": _choice("completed_q", "visits"), "threats": check_flag},
     "sb3": {"timesteps": _int(), "n_envs": _int(), "eval_every": _int(none=True),
             "opponent": _opponent(none=True), **STARTS, "canonical": check_flag, **DEVICE},
 }

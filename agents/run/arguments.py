@@ -186,7 +186,7 @@ def check_alphazero_flags(parser: argparse.ArgumentParser, args: argparse.Namesp
 
 def alphazero_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The AlphaZero settings given, by field name (``RunConfig.alphazero``)."""
-    names = (dest(flag) for flag in (*ALPHAZERO_FLAGS_NAMES, "--target"))
+    names = (dest(flag) for flag in (*ALPHAZERO_FLAGS_NAMES, "--target", "--threats"))
     return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
 
 

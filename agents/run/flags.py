@@ -175,6 +175,10 @@ def add_alphazero_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--target", choices=("completed_q", "visits"), default=None,
                        help="the policy target: Gumbel MuZero's completed values or "
                             "AlphaZero's visit counts (default: completed_q)")
+    group.add_argument("--threats", action=argparse.BooleanOptionalAction, default=None,
+                       help="the self-play search reads the immediate threats: a win played "
+                            "at once, a lone threat the only move searched, positions they "
+                            "decide scored exactly (default: off)")
     group.add_argument("--minutes", type=checked(float, 0.0), default=None, help="training "
                        "time budget in minutes, checkpoints not counted (with --episodes: "
                        "whichever comes first; alone: no limit on games)")
@@ -213,7 +217,7 @@ ALPHAZERO_FLAGS = (
     ("--blocks", int, None, "residual blocks, >= 0 (default: 2)"),
 )
 ALPHAZERO_FLAGS_NAMES = tuple(flag for flag, *_ in ALPHAZERO_FLAGS)
-ALPHAZERO_ONLY = (*(flag for flag, *_ in ALPHAZERO_FLAGS), "--target", "--minutes",
+ALPHAZERO_ONLY = (*(flag for flag, *_ in ALPHAZERO_FLAGS), "--target", "--threats", "--minutes",
                   "--eval-minutes", "--resume")
 
 

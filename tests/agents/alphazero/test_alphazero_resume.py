@@ -346,7 +346,7 @@ def test_alphazero_flags_are_checked_in_one_line(capsys, flags, message):
 
 
 @pytest.mark.parametrize("flag", ["--simulations 8", "--minutes 5", "--resume x_1",
-                                  "--target visits"])
+                                  "--target visits", "--threats"])
 def test_alphazero_flags_are_refused_for_other_algorithms(capsys, flag):
     line = usage_error(capsys, ["--algo", "q", *flag.split()])
     assert f"{flag.split()[0]} applies to --algo alphazero only" in line

@@ -114,3 +114,36 @@ def test_the_policy_with_threat_checks_never_misses_a_win_or_a_block():
     placed[np.arange(wins.sum()), moves[wins]] = movers[wins]
     assert rules.wins_at(placed, moves[wins], movers[wins]).all()
     assert (moves[kinds == 2] == cells[kinds == 2]).all()
+
+
+def test_a_forced_root_s_target_is_its_move_alone():
+    rules = game.TICTACTOE
+    roots = np.concatenate([board("X..OO.X.."), board("X........")])
+    found = search(rules, uniform, roots, np.array([game.X, game.O], np.int8), 20, threats=True)
+    assert found.forced.tolist() == [5, -1]
+    target = found.improved_policy(roots == 0)
+    assert target[0, 5] == 1.0 and target[0].sum() == 1.0
+    assert (target[1][roots[1] == 0] > 0).all()  # the free root keeps a spread target
+
+
+def test_self_play_with_threats_trains_from_train_py(tmp_path):
+    import json
+
+    from train import main
+
+    code = main(["--algo", "alphazero", "--episodes", "8", "--eval-every", "8", "--threats",
+                 "--games-per-round", "4", "--steps-per-round", "1", "--batch-size", "16",
+                 "--simulations", "4", "--channels", "8", "--blocks", "1", "--no-progress",
+                 "--out", str(tmp_path), "--name", "threats"])
+    assert code == 0
+    (folder,) = tmp_path.glob("threats*")
+    config = json.loads((folder / "results.json").read_text())["config"]
+    assert config["hyperparameters"]["play"]["threats"] is True
+    assert "threats" in config["hyperparams"]["from_flags"]  # the file's false, overridden
+
+
+def test_threats_must_be_a_flag():
+    from agents.alphazero import AlphaZeroSettings, PlaySettings
+
+    with pytest.raises(ValueError, match="threats must be True or False"):
+        AlphaZeroSettings(play=PlaySettings(threats=1))
