@@ -47,9 +47,12 @@ def test_the_front_page_states_each_figure_and_the_command_its_file_records(tabl
     # PPO seed 1 was perfect at 260,032 timesteps: "within 260k" was not true.
     assert "| perfect after 60,000\N{EN DASH}260,032 timesteps |" in summary
     elo = tables.load(tables.RESULTS, "elo_6x6x4.json")["command"]
+    assert elo.startswith("python -m benchmarks elo --board 6x6x4 --model ")
+    assert f"`{elo.partition(' --out ')[0]}`" in summary
+    old = tables.load(tables.RESULTS, "elo_9x9x5.json")["command"]
     # Written before the runner: shown as the runner's command for the same benchmark.
-    assert elo.startswith("python benchmarks/elo.py --board 6x6x4 --model ")
-    shown = elo.partition(" --out ")[0].replace("benchmarks/elo.py", "-m benchmarks elo")
+    assert old.startswith("python benchmarks/elo.py --board 9x9x5 --model ")
+    shown = old.partition(" --out ")[0].replace("benchmarks/elo.py", "-m benchmarks elo")
     assert f"`{shown}`" in summary and "benchmarks/elo.py" not in summary
     aimed = ("`python -m benchmarks q_perfect --board 4x4x3 --seed S --eval-every 2000000 "
              "--minutes 14/9/9 --focus-share 0.5 --back-share 0.2 --alpha-end 0.01 "
