@@ -238,8 +238,9 @@ def _aimed_bits(header: dict[str, Any], rules: game.Rules, bad: Any) -> int:
     bits = header.get("aimed_at")
     if bits is None:
         return 0
-    expected = int(sum(int((~layer.terminal).sum()) for layer in rules.positions)
-                   if rules.solvable else 0)
+    from gym_tictactoe.evaluation.report import unfinished_positions
+
+    expected = unfinished_positions(rules) if rules.solvable else 0
     if isinstance(bits, bool) or bits != expected:
         raise bad(f"its aimed_at must be null or {expected}, a bit per start position of "
                   f"{rules.name}; got {bits!r}")
