@@ -161,6 +161,15 @@ def threats(own, other, masks, out) -> int:
     return n
 
 
+@njit(cache=True, inline="always")
+def first_cell(bits) -> int:
+    """The lowest cell set in ``bits`` (words), -1 when none."""
+    for w in range(bits.size):
+        if bits[w] != ZERO:
+            return w * 64 + lowest_cell(bits[w])
+    return -1
+
+
 @njit(cache=True)
 def forced_block(me, opp, masks, scratch) -> int:
     """The cell the side to move (``me``) must play to stop ``opp`` completing a line next
@@ -171,10 +180,7 @@ def forced_block(me, opp, masks, scratch) -> int:
         return -1
     if n > 1:
         return -2
-    for w in range(scratch.size):
-        if scratch[w] != ZERO:
-            return w * 64 + lowest_cell(scratch[w])
-    return -1
+    return first_cell(scratch)
 
 
 @njit(cache=True)
@@ -215,10 +221,7 @@ def tactics(boards, movers, masks, n_cells):
             elif boards[i, c] != 0:
                 put(other, c)
         if threats(own, other, masks, scratch) > 0:
-            for w in range(words):
-                if scratch[w] != ZERO:
-                    kinds[i], cells[i] = 1, w * 64 + lowest_cell(scratch[w])
-                    break
+            kinds[i], cells[i] = 1, first_cell(scratch)
             continue
         block = forced_block(own, other, masks, scratch)
         if block >= 0:
