@@ -139,7 +139,7 @@ def update(runs_dir: Path, stem: str, entry: dict[str, Any], seen: int | None,
     if stamp is None or stamp == seen:
         return seen
     header = read_progress(found[-1] / STATE_FILE)
-    entry.update(run_folder=str(found[-1]), games=header["games"],
+    entry.update(run_folder=str(found[-1]), games=header["games"], samples=header.get("samples"),
                  train_seconds=round(header["train_seconds"], 1),
                  train_cpu_seconds=header.get("train_cpu_seconds"),
                  hyperparameters=header["settings"], learning_curve=header["curve"])

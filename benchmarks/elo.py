@@ -126,6 +126,7 @@ def training_of(model: Path) -> dict[str, Any]:
     folder = found.parent
     return {"run": str(folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder),
             "timings": results["timings"], "games_played": config.get("games_played"),
+            "samples_played": config.get("samples_played"),
             "train_seconds": config.get("train_seconds"),
             "train_cpu_seconds": config.get("train_cpu_seconds"),
             "hyperparameters": config.get("hyperparameters")}

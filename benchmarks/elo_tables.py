@@ -177,5 +177,7 @@ def _elo_player(name: str, data: dict[str, Any]) -> str:
     if not seconds:
         return f"AlphaZero, {kind}"
     trained = f"{seconds / 60:.0f} min of training" + (f", {cpu / 60:.0f} of CPU" if cpu else "")
-    games = training.get("games_played")
-    return f"AlphaZero, {kind} ({trained}" + (f"; {games:,} self-play games)" if games else ")")
+    games, samples = training.get("games_played"), training.get("samples_played")
+    played = f"; {games:,} self-play games" if games else ""
+    played += f", {samples:,} moves" if games and samples else ""
+    return f"AlphaZero, {kind} ({trained}{played})"

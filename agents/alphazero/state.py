@@ -72,7 +72,8 @@ def save_state(path: str | os.PathLike, trainer: Trainer, run: dict[str, Any], s
     header = {"format": FORMAT, "algo": "alphazero", "board": trainer.rules.kwargs,
               "network": trainer.settings.network.as_dict(),
               "layers": [[name, list(a.shape)] for name, a in weights.items()],
-              "games": int(trainer.games), "settings": trainer.settings.as_dict(), "run": run,
+              "games": int(trainer.games), "samples": trainer.samples,
+              "settings": trainer.settings.as_dict(), "run": run,
               "train_seconds": float(trainer.seconds), "seconds": float(seconds),
               "train_cpu_seconds": trainer.cpu_seconds,
               "curve": curve, "numpy_rng": trainer.rng.bit_generator.state,
@@ -178,6 +179,7 @@ def _settings(header: dict[str, Any], network: NetworkSettings, bad: Any) -> Alp
             check_number(header[name], name, 0.0)
         if header.get("train_cpu_seconds") is not None:  # absent from the first states
             check_number(header["train_cpu_seconds"], "train_cpu_seconds", 0.0)
+        check_int(header.get("samples"), "samples", 0, none=True)  # absent from older states
         _anneal_over(header)
         if header["algo"] != "alphazero" or not isinstance(header["curve"], list):
             raise ValueError("algo must be alphazero and curve a list")
@@ -272,6 +274,7 @@ def _restore(trainer: Trainer, header: dict[str, Any], arrays: dict[str, np.ndar
     trainer.rng.bit_generator.state = header["numpy_rng"]
     torch.set_rng_state(torch.from_numpy(arrays["torch_rng"].copy()))
     trainer.games = check_int(header["games"], "games", 0)
+    trainer.samples = header.get("samples")
     trainer.seconds = float(header["train_seconds"])
     cpu = header.get("train_cpu_seconds")
     trainer.cpu_seconds = None if cpu is None else float(cpu)

@@ -125,6 +125,10 @@ class Trainer:
         self.buffer = ReplayBuffer(rules, settings.buffer_size)
         self.rng = np.random.default_rng(seed)
         self.games = 0
+        # The positions those games searched and learn from (a move each; a random start's
+        # stones are not searched): games get longer or shorter as the network learns, so games
+        # a second alone do not compare across runs. None once resumed from a state without it.
+        self.samples: int | None = 0
         # Where the random starts go (``self_play.opening_boards``; None: uniform), set at the
         # exact checkpoints from ``aimed_at``, the positions found wrong (a mask over
         # ``start_codes``), which the saved state keeps so that a resumed run aims again.
@@ -206,6 +210,8 @@ class Trainer:
             samples = self.player(self.net, games, upcoming, self.aim)
         self.buffer.add(samples)
         self.games += games
+        if self.samples is not None:
+            self.samples += len(samples.outcomes)
         losses = [self.step() for _ in range(self.settings.steps_per_round * self.workers)]
         return float(np.mean(losses))
 

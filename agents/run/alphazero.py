@@ -82,6 +82,7 @@ def train(config: RunConfig, checkpoint: Checkpointer, pool: Any = None) -> Trai
             bar.close()
     settings = {"episodes": config.episodes, "minutes": config.minutes,
                 "eval_minutes": config.eval_minutes, "games_played": trainer.games,
+                "samples_played": trainer.samples,
                 "train_seconds": round(trainer.seconds, 3),
                 "train_cpu_seconds": _rounded(trainer.cpu_seconds), "workers": config.workers,
                 "resumed_from": None if config.resume is None else str(config.resume),
@@ -118,7 +119,8 @@ def _saving(trainer: Trainer, checkpoint: Checkpointer, config: RunConfig) -> Ch
     def on_eval(policy: Any, games: int) -> bool:
         stop = checkpoint(policy, games, train_seconds=trainer.seconds,
                           train_cpu_seconds=trainer.cpu_seconds,
-                          setting={"learning_rate": trainer.learning_rate})
+                          setting={"learning_rate": trainer.learning_rate,
+                                   "samples": trainer.samples})
         if checkpoint.state_file is not None:
             with checkpoint.writing(STATE_FILE):
                 save_state(checkpoint.state_file, trainer, run, checkpoint.seconds,

@@ -240,6 +240,7 @@ def test_train_py_trains_saves_and_load_policy_plays_it(tmp_path, capsys):
     model = tmp_path / "alphazero-seed0_1" / "model.npz"
     results = json.loads((model.parent / "results.json").read_text())
     assert results["config"]["games_played"] == 8 and results["learning_curve"][0]["episodes"] == 8
+    assert results["learning_curve"][0]["samples"] == results["config"]["samples_played"] > 8
     config, settings = results["config"], results["config"]["hyperparameters"]
     # In one process a round is the settings' own, played with the latest weights.
     assert (config["round_games"], config["round_steps"], config["round_weights_behind"]) == (

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -449,3 +450,32 @@ def test_cpu_seconds_reach_the_curve_and_are_unknown_after_a_state_that_lacked_t
     with torch_threads(1):
         old.train(12, 100)
     assert old.cpu_seconds is None and old.games == 12
+
+
+def test_samples_count_the_moves_played_and_are_unknown_after_a_state_that_lacked_them(
+        tmp_path):
+    from agents.sb3 import torch_threads
+
+    trainer = Trainer(game.TICTACTOE, replace(SMALL, buffer_size=200), seed=0)
+    with torch_threads(1):
+        trainer.train(8, None)
+    # a sample a searched move (a random start's stones are not): 1 to 9 a game on 3x3, all
+    # still in the buffer
+    assert trainer.samples == trainer.buffer.size and 8 < trainer.samples <= 8 * 9
+    save_state(tmp_path / STATE_FILE, trainer, {"seed": 0}, 1.0, [])
+    assert load_state(tmp_path / STATE_FILE).trainer.samples == trainer.samples
+    with np.load(tmp_path / STATE_FILE) as state:
+        arrays = dict(state)
+    header = json.loads(str(arrays["state"]))
+    del header["samples"]  # as the states written before it was kept
+    arrays["state"] = np.array(json.dumps(header))
+    np.savez(tmp_path / "old.npz", **arrays)
+    old = load_state(tmp_path / "old.npz").trainer
+    with torch_threads(1):
+        old.train(12, None)
+    assert old.samples is None and old.games == 12
+    header["samples"] = -1
+    arrays["state"] = np.array(json.dumps(header))
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(ValueError, match="samples must be an integer >= 0"):
+        load_state(tmp_path / "bad.npz")
