@@ -32,9 +32,18 @@ def argument_parser(module: str, doc: str | None) -> argparse.ArgumentParser:
 def command_line(module: str, argv: Sequence[str] | None = None) -> str:
     """The command of this run of benchmark ``module`` (its ``__name__``) as its results file
     records it, ``python -m benchmarks NAME ARGS``: ``argv``, else the arguments the runner got
-    after the name."""
+    after the name. An absolute path inside the repository is written from its root, so that
+    the command reproduces in another checkout."""
     args = sys.argv[2:] if argv is None else argv
-    return " ".join([RUNNER, module.rpartition(".")[2], *args])
+    return " ".join([RUNNER, module.rpartition(".")[2], *map(_from_root, args)])
+
+
+def _from_root(arg: str) -> str:
+    """``arg`` with a leading absolute path inside ``ROOT`` (alone, or after ``--flag=``) made
+    relative to it."""
+    flag, equals, value = arg.partition("=") if arg.startswith("--") else ("", "", arg)
+    inside = str(ROOT) + os.sep
+    return flag + equals + value[len(inside):] if value.startswith(inside) else arg
 
 
 def child(name: str, *args: str) -> tuple[list[str], dict[str, str]]:

@@ -46,6 +46,13 @@ def test_the_recorded_command_is_the_runner_s_and_old_ones_are_shown_so():
     commands = benchmark_module("commands")
     assert (commands.command_line("benchmarks.q_seeds", ["--seeds", "0", "1"])
             == "python -m benchmarks q_seeds --seeds 0 1")
+    # a path inside the checkout is recorded from its root, one outside as it was given
+    run = commands.ROOT / "runs" / "big" / "model.npz"
+    assert (commands.command_line("benchmarks.elo", ["--model", f"{run}:simulations=100",
+                                                     f"--out={commands.ROOT}/x.json",
+                                                     "--log", "/elsewhere/log.txt"])
+            == "python -m benchmarks elo --model runs/big/model.npz:simulations=100 "
+               "--out=x.json --log /elsewhere/log.txt")
     old = {"command": "python benchmarks/q_seeds.py --seeds 0 1 --out x.json"}
     assert commands.recorded(old) == "`python -m benchmarks q_seeds --seeds 0 1`"
     assert commands.recorded({"command": "python train.py --seed 1"}) == (
