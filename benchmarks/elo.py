@@ -127,6 +127,7 @@ def training_of(model: Path) -> dict[str, Any]:
     return {"run": str(folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder),
             "timings": results["timings"], "games_played": config.get("games_played"),
             "samples_played": config.get("samples_played"),
+            "resumed_from": config.get("resumed_from"),
             "train_seconds": config.get("train_seconds"),
             "train_cpu_seconds": config.get("train_cpu_seconds"),
             "hyperparameters": config.get("hyperparameters")}
