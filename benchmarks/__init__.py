@@ -21,6 +21,7 @@ BENCHMARKS = {
     "fuzz": "seeded mutation fuzz of the five kinds of file the project reads",
     "grading": "exact grading of the search players on a 17-64 cell board (5x5x4)",
     "mcts": "the mcts player against OpenSpiel's MCTSBot, same simulations, both seats",
+    "openings": "every opening of the Elo tables' random plies, proved: what perfect play gets",
     "pettingzoo_speed": "the two-agent AEC env against PettingZoo's tic-tac-toe, moves/s",
     "proofs": "the published m,n,k results proved from the empty board",
     "q_batched": "tabular Q-learning batched on the vector env against one board at a time",
