@@ -439,13 +439,9 @@ def test_cpu_seconds_reach_the_curve_and_are_unknown_after_a_state_that_lacked_t
         trainer.train(8, 4, lambda policy, games: entries.append(trainer.cpu_seconds))
     assert len(entries) == 2 and 0 < entries[0] < entries[1] == trainer.cpu_seconds
     save_state(tmp_path / STATE_FILE, trainer, {"seed": 0}, 1.0, [])
-    with np.load(tmp_path / STATE_FILE) as state:
-        arrays = dict(state)
-    header = json.loads(str(arrays["state"]))
-    del header["train_cpu_seconds"]  # as the states written before it was kept
-    arrays["state"] = np.array(json.dumps(header))
-    np.savez(tmp_path / "old.npz", **arrays)
-    old = load_state(tmp_path / "old.npz").trainer
+    # as the states written before it was kept
+    old = load_state(_with_header(tmp_path / STATE_FILE, tmp_path / "old.npz",
+                                  train_cpu_seconds=None)).trainer
     assert old.cpu_seconds is None
     with torch_threads(1):
         old.train(12, 100)
@@ -464,18 +460,26 @@ def test_samples_count_the_moves_played_and_are_unknown_after_a_state_that_lacke
     assert trainer.samples == trainer.buffer.size and 8 < trainer.samples <= 8 * 9
     save_state(tmp_path / STATE_FILE, trainer, {"seed": 0}, 1.0, [])
     assert load_state(tmp_path / STATE_FILE).trainer.samples == trainer.samples
-    with np.load(tmp_path / STATE_FILE) as state:
-        arrays = dict(state)
-    header = json.loads(str(arrays["state"]))
-    del header["samples"]  # as the states written before it was kept
-    arrays["state"] = np.array(json.dumps(header))
-    np.savez(tmp_path / "old.npz", **arrays)
-    old = load_state(tmp_path / "old.npz").trainer
+    # as the states written before it was kept
+    old = load_state(_with_header(tmp_path / STATE_FILE, tmp_path / "old.npz",
+                                  samples=None)).trainer
     with torch_threads(1):
         old.train(12, None)
     assert old.samples is None and old.games == 12
-    header["samples"] = -1
-    arrays["state"] = np.array(json.dumps(header))
-    np.savez(tmp_path / "bad.npz", **arrays)
     with pytest.raises(ValueError, match="samples must be an integer >= 0"):
-        load_state(tmp_path / "bad.npz")
+        load_state(_with_header(tmp_path / STATE_FILE, tmp_path / "bad.npz", samples=-1))
+
+
+def _with_header(state_file, out, **changes):
+    """``out``: a copy of ``state_file`` whose header has ``changes`` (None: the key removed)."""
+    with np.load(state_file) as state:
+        arrays = dict(state)
+    header = json.loads(str(arrays["state"]))
+    for key, value in changes.items():
+        if value is None:
+            del header[key]
+        else:
+            header[key] = value
+    arrays["state"] = np.array(json.dumps(header))
+    np.savez(out, **arrays)
+    return out
