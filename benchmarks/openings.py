@@ -29,9 +29,9 @@ import numpy as np
 
 from benchmarks.commands import argument_parser, command_line
 from benchmarks.progress import RUNS, board, duration, line, results_file, writable, write_json
+from benchmarks.proofs import NAMES
 from gym_tictactoe import game
 
-NAMES = {1: "first-player win", 0: "draw", -1: "second-player win", None: "unknown"}
 MAX_SEQUENCES = 1 << 20  # ply sequences enumerated: 2 plies on 15x15 are 50,400
 
 
